@@ -1,1 +1,119 @@
-int main() { return 0; }
+// napisim command line: run | validate | schema | list-models | describe.
+// Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "sim/core/error.hpp"
+#include "sim/model/model.hpp"
+#include "sim/output/writers.hpp"
+#include "sim/params/json_util.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/simgrid/run.hpp"
+
+namespace {
+
+using napisim::Json;
+
+std::string format_result(const Json& r, const std::string& format) {
+  namespace out = napisim::output;
+  if (format == "json") return out::format_json(r);
+  if (format == "csv") return out::format_csv(r);
+  if (format == "text" || format == "neper") return out::format_neper(r);
+  if (format == "netperf-legacy") return out::format_netperf(r, "legacy");
+  if (format == "netperf-omni-csv") return out::format_netperf(r, "omni-csv");
+  if (format == "netperf-omni-keyval") return out::format_netperf(r, "omni-keyval");
+  throw napisim::ConfigError("--format", "unknown format \"" + format + "\"");
+}
+
+int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
+            const std::string& out_dir, const std::string& format) {
+  napisim::RunOptions opt;
+  opt.sets = sets;
+  opt.seed = seed;
+  opt.progress = isatty(2) != 0;
+  Json doc = napisim::load_scenario_doc(file);
+  if (!file.empty() && std::filesystem::exists(file))
+    opt.base_dir = std::filesystem::absolute(file).parent_path().string();
+  if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
+    throw napisim::ConfigError("--out", "not a directory: '" + out_dir + "'");
+  const Json result = napisim::run_scenario(doc, opt);
+  const std::string text = format_result(result, format);
+  if (!out_dir.empty()) {
+    namespace out = napisim::output;
+    out::write_file_atomic(out_dir + "/result.json", out::format_json(result));
+    out::write_file_atomic(out_dir + "/result.csv", out::format_csv(result));
+    out::write_file_atomic(out_dir + "/result.txt", out::format_neper(result));
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"napisim: a discrete-event simulator of Linux network receive scheduling"};
+  app.require_subcommand(1);
+  std::string file, format = "text", out_dir, model;
+  std::vector<std::string> sets;
+  std::int64_t seed = -1;
+
+  auto* run = app.add_subcommand("run", "Run a scenario (default: the embedded quickstart scenario)");
+  run->add_option("file", file, "Scenario JSON file, or \"quickstart\"");
+  run->add_option("--set", sets, "Override a value: path=value (JSON pointer or dotted path); repeatable");
+  run->add_option("--seed", seed, "Random seed (overrides the scenario's)");
+  run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
+  run->add_option("--format", format,
+                  "Output on stdout: text (neper key=value), json, csv, netperf-legacy, netperf-omni-csv, "
+                  "netperf-omni-keyval");
+
+  auto* validate = app.add_subcommand("validate", "Check a scenario and print it with every default resolved");
+  validate->add_option("file", file, "Scenario JSON file")->required();
+  validate->add_option("--set", sets, "Override a value: path=value; repeatable");
+
+  app.add_subcommand("schema", "Print the scenario JSON Schema");
+  app.add_subcommand("list-models", "List the receive-path models");
+  auto* describe = app.add_subcommand("describe", "Describe a model's parameters");
+  describe->add_option("model", model, "Model name")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (run->parsed()) return cmd_run(file, sets, seed >= 0 ? std::optional<std::int64_t>(seed) : std::nullopt,
+                                      out_dir, format);
+    if (validate->parsed()) {
+      napisim::RunOptions opt;
+      opt.sets = sets;
+      opt.base_dir = std::filesystem::absolute(file).parent_path().string();
+      std::cout << napisim::validate_scenario(napisim::load_json_file(file), opt).dump(2) << "\n";
+      return 0;
+    }
+    if (app.got_subcommand("schema")) {
+      std::cout << napisim::scenario_schema().dump(2) << "\n";
+      return 0;
+    }
+    if (app.got_subcommand("list-models")) {
+      for (const auto& m : napisim::builtin_models().list()) std::printf("%-20s %s\n", m.name.c_str(), m.summary.c_str());
+      return 0;
+    }
+    if (describe->parsed()) {
+      const auto& m = napisim::builtin_models().get(model, "model");
+      std::printf("%s: %s\n\n%s", m.name.c_str(), m.summary.c_str(), napisim::format_description(m.describe()).c_str());
+      return 0;
+    }
+  } catch (const napisim::ConfigError& e) {
+    std::fprintf(stderr, "napisim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "napisim: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,1 +1,319 @@
-// placeholder
+// napisim: per-CPU execution contexts.
+//
+// Mirrors what the kernel's entry code and the scheduler core provide: hardirq > softirq > task
+// priority, irq_exit() running softirqs, the return-to-task preemption point, time accounting by
+// context (kernel/sched/cputime.c irqtime_account_irq(): interrupt time is not task time with
+// CONFIG_IRQ_TIME_ACCOUNTING, except softirq work done by ksoftirqd), and SMT siblings sharing a
+// core's throughput.
+#include <algorithm>
+
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+const char* cpu_class_name(CpuClass c) {
+  switch (c) {
+    case CpuClass::kIdle: return "idle";
+    case CpuClass::kHardirq: return "hardirq";
+    case CpuClass::kSoftirq: return "softirq";
+    case CpuClass::kKsoftirqd: return "ksoftirqd";
+    case CpuClass::kKthread: return "kthread";
+    case CpuClass::kUser: return "user";
+    case CpuClass::kSystem: return "system";
+    case CpuClass::kCount: break;
+  }
+  return "?";
+}
+
+std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
+  // include/linux/jiffies.h: rounds up.
+  const std::int64_t tick_us = tick_ns_ / 1000;
+  return (us + tick_us - 1) / tick_us;
+}
+
+Slot* Kernel::top_slot(Cpu& c, int* level) {
+  if (c.hardirq.active) {
+    *level = 2;
+    return &c.hardirq;
+  }
+  if (c.softirq.active) {
+    *level = 1;
+    return &c.softirq;
+  }
+  *level = 0;
+  if (c.curr && c.curr->slot.active) return &c.curr->slot;
+  *level = -1;
+  return nullptr;
+}
+
+void Kernel::update_exec(Cpu& c) {
+  const Nanos now = host_.now();
+  const Nanos dt = now - c.last_update;
+  if (dt <= 0) return;
+  c.last_update = now;
+  c.time[static_cast<int>(c.acct_cls)] += dt;
+  // Work done by the running segment since it (re)started.
+  const Nanos ran = now - c.seg_start;
+  if (ran <= 0) return;
+  int level;
+  Slot* s = top_slot(c, &level);
+  const Nanos work = ran * c.speed_milli / 1000;
+  if (level == 0 && c.switch_remaining > 0) {
+    c.switch_remaining = std::max<Nanos>(0, c.switch_remaining - work);
+  } else if (s && s->remaining > 0 && !s->waiting) {
+    s->remaining = std::max<Nanos>(0, s->remaining - work);
+  }
+  if (level == 0 || (!kp_.irq_time_accounting && c.curr)) c.task_exec_accum += ran;
+  c.seg_start = now;
+}
+
+void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost) {
+  Cpu& c = cpu(ctx.task ? ctx.task->cpu : ctx.cpu);
+  update_exec(c);
+  Slot* s;
+  if (ctx.task) {
+    s = &ctx.task->slot;
+    cost += ctx.task->migrate_penalty;
+    ctx.task->migrate_penalty = 0;
+  } else {
+    s = ctx.level == 2 ? &c.hardirq : &c.softirq;
+  }
+  s->h = h;
+  s->remaining = cost;
+  s->cls = ctx.cls;
+  s->waiting = false;
+  // Return to user mode is a preemption point in every preemption model.
+  if (ctx.task && ctx.cls == CpuClass::kUser && c.need_resched && c.curr == ctx.task && !c.hardirq.active &&
+      !c.softirq.active) {
+    schedule(c);
+  }
+  dispatch(c);
+}
+
+bool Kernel::can_preempt_now(const Cpu& c) const {
+  if (!c.curr) return true;
+  const Task& t = *c.curr;
+  if (t.bh_disable > 0 || c.serving_softirq) return false;
+  if (kp_.sched.preempt == "full") return true;
+  // voluntary/none: only user-mode code is preempted at interrupt return.
+  return t.slot.cls == CpuClass::kUser && t.slot.remaining > 0;
+}
+
+void Kernel::dispatch(Cpu& c) {
+  // Preemption point: returning from interrupt levels to the task level (or idle).
+  if (!c.hardirq.active && !c.softirq.active && c.need_resched && c.switch_remaining == 0 && can_preempt_now(c)) {
+    schedule(c);
+  }
+  arm_segment(c);
+}
+
+void Kernel::arm_segment(Cpu& c) {
+  int level;
+  Slot* s = top_slot(c, &level);
+  const Nanos now = host_.now();
+  bool busy = true;
+  CpuClass cls = CpuClass::kIdle;
+  c.ready = false;
+  if (level == 0 && c.switch_remaining > 0) {
+    cls = CpuClass::kSystem;
+    c.seg_start = std::max(c.seg_start, now);
+    c.seg_timer.arm(host_.queue(), c.seg_start + (c.switch_remaining * 1000 + c.speed_milli - 1) / c.speed_milli,
+                    Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+  } else if (s && s->remaining > 0 && !s->waiting) {
+    cls = s->cls;
+    c.seg_start = std::max(c.seg_start, now);
+    c.seg_timer.arm(host_.queue(), c.seg_start + (s->remaining * 1000 + c.speed_milli - 1) / c.speed_milli,
+                    Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+  } else if (s && s->h && !s->waiting) {
+    // Ready to be resumed now: run_ready() does it if we are inside an event handler for c;
+    // the timer is the fallback for wakeups initiated elsewhere.
+    cls = s->cls;
+    c.ready = true;
+    c.seg_start = std::max(c.seg_start, now);
+    c.seg_timer.arm(host_.queue(), c.seg_start, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+  } else {
+    busy = s != nullptr;  // a waiting slot still occupies the CPU (e.g. spinning), idle otherwise
+    if (s) cls = s->cls;
+    c.seg_timer.cancel();
+  }
+  c.acct_cls = cls;
+  set_smt_busy(c, busy);
+}
+
+void Kernel::set_smt_busy(Cpu& c, bool busy) {
+  if (c.busy == busy) return;
+  c.busy = busy;
+  const int sib = topo_.sibling_of(c.id);
+  if (sib < 0) return;
+  Cpu& s = cpu(sib);
+  update_exec(s);
+  const int speed = busy ? static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5) : 1000;
+  // This CPU's own speed also depends on the sibling.
+  c.speed_milli = s.busy ? static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5) : 1000;
+  if (s.speed_milli != speed) {
+    s.speed_milli = speed;
+    if (s.seg_timer.armed()) arm_segment(s);
+  }
+}
+
+void Kernel::run_ready(Cpu& c) {
+  while (c.ready && c.seg_start <= host_.now()) {
+    int level;
+    Slot* s = top_slot(c, &level);
+    if (!s || !s->h || s->waiting || s->remaining > 0 || (level == 0 && c.switch_remaining > 0)) {
+      c.ready = false;
+      break;
+    }
+    c.ready = false;
+    c.seg_timer.cancel();
+    std::coroutine_handle<> h = s->h;
+    s->h = nullptr;
+    h.resume();
+    // The coroutine suspended again (exec, sleep) or ended; each path re-armed c. A coroutine that
+    // suspended without re-arming leaves c idle.
+  }
+}
+
+void Kernel::raise_irq(int cpu_id, std::uint64_t code, Nanos at) {
+  host_.queue().push(at, Prio::kHardirq, this, kIrq, code | (static_cast<std::uint64_t>(cpu_id) << 48));
+}
+
+void Kernel::start_hardirq(Cpu& c, std::uint64_t code) {
+  update_exec(c);
+  ++c.irqs;
+  c.hardirq.active = true;
+  c.hardirq_proc = hardirq_body(c, code);
+  c.hardirq.h = c.hardirq_proc.handle();
+  c.hardirq.remaining = 0;
+  c.hardirq.waiting = false;
+  c.hardirq.cls = CpuClass::kHardirq;
+  auto done = [](void* p) {
+    auto* pair = static_cast<std::pair<Kernel*, Cpu*>*>(p);
+    pair->first->hardirq_done(*pair->second);
+  };
+  // The on_done argument must outlive the coroutine: keep it in a per-CPU static-lifetime slot.
+  static_assert(sizeof(std::pair<Kernel*, Cpu*>) <= 16);
+  c.hardirq_proc.handle().promise().on_done = done;
+  c.hardirq_proc.handle().promise().on_done_arg = &irq_done_args_[static_cast<std::size_t>(c.id)];
+  arm_segment(c);
+}
+
+Proc<void> Kernel::hardirq_body(Cpu& c, std::uint64_t code) {
+  const auto type = static_cast<IrqType>((code >> 40) & 0xff);
+  Nanos cost = costs_.hardirq_ns;
+  if (type == kIrqIpiResched || type == kIrqIpiWake) cost = costs_.ipi_handler_ns;
+  if (type == kIrqTick) cost = costs_.tick_ns;
+  co_await exec(Ctx{c.id, nullptr, 2, CpuClass::kHardirq}, cost);
+  handle_irq(c, code);
+}
+
+void Kernel::hardirq_done(Cpu& c) {
+  // Called from the hardirq coroutine's final suspension: destroying it here is safe.
+  update_exec(c);
+  c.hardirq.active = false;
+  c.hardirq.h = nullptr;
+  c.hardirq_proc.reset();
+  if (!c.pending_irqs.empty()) {
+    const std::uint64_t code = c.pending_irqs.front();
+    c.pending_irqs.pop_front();
+    start_hardirq(c, code);
+    return;
+  }
+  irq_exit(c);
+  dispatch(c);
+}
+
+void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
+  switch (kind) {
+    case kSegDone: {
+      Cpu& c = cpu(static_cast<int>(arg));
+      c.seg_timer.fired();
+      update_exec(c);
+      int level;
+      Slot* s = top_slot(c, &level);
+      if (level == 0 && c.switch_remaining > 0) c.switch_remaining = 0;
+      else if (s) s->remaining = 0;
+      arm_segment(c);  // marks the top slot ready
+      run_ready(c);
+      break;
+    }
+    case kIrq: {
+      Cpu& c = cpu(static_cast<int>(arg >> 48));
+      const std::uint64_t code = arg & ((1ULL << 48) - 1);
+      if (c.hardirq.active) {
+        c.pending_irqs.push_back(code);
+        break;
+      }
+      start_hardirq(c, code);
+      run_ready(c);
+      break;
+    }
+    case kCoalTimer: {
+      Nic& nic = *nics_[arg >> 20];
+      Channel& ch = *nic.channels[arg & 0xfffff];
+      ch.coal_timer.fired();
+      if (ch.irq_armed) nic_fire_irq(ch);
+      break;
+    }
+    case kNapiTimer: {
+      Napi& n = *napis_[arg];
+      n.timer.fired();
+      ++n.timer_fires;
+      // hrtimer interrupt on the CPU that armed it (HRTIMER_MODE_REL_PINNED).
+      raise_irq(n.timer_cpu, irq_code(kIrqNapiTimer, arg), host_.now());
+      break;
+    }
+    case kTickTimer: {
+      Cpu& c = cpu(static_cast<int>(arg));
+      c.tick_timer.fired();
+      if (c.curr || nr_running_of(c) > 0) {
+        raise_irq(c.id, irq_code(kIrqTick, 0), host_.now());
+        c.tick_timer.arm(host_.queue(), host_.now() + tick_ns_, Prio::kTimer, this, kTickTimer, arg);
+      }
+      break;
+    }
+    case kTxDone: {
+      Nic& nic = *nics_[arg >> 20];
+      Channel& ch = *nic.channels[arg & 0xfffff];
+      nic_completion(ch, 1, true);
+      break;
+    }
+    default:
+      NAPISIM_ASSERT(false, "unknown kernel event");
+  }
+}
+
+void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
+  const auto type = static_cast<IrqType>((code >> 40) & 0xff);
+  const std::uint64_t arg = code & ((1ULL << 40) - 1);
+  switch (type) {
+    case kIrqNic: {
+      // mlx5e_completion_event(): napi_schedule(&c->napi); the CQ stays disarmed until re-armed.
+      Nic& nic = *nics_[arg >> 20];
+      Channel& ch = *nic.channels[arg & 0xfffff];
+      napi_schedule(c, ch.napi);
+      break;
+    }
+    case kIrqIpiResched:
+      ++c.ipis;
+      c.need_resched = true;  // scheduler_ipi(): the resched flag was set by the sender
+      break;
+    case kIrqIpiWake: {
+      // sched_ttwu_pending(): enqueue the queued wakeup on this CPU.
+      ++c.ipis;
+      Task& t = *tasks_[arg];
+      --c.ttwu_pending;
+      enqueue_task(c, t, t.wake_flags);
+      check_preempt(c, t, c.id);
+      break;
+    }
+    case kIrqNapiTimer:
+      napi_watchdog(c, *napis_[arg]);
+      break;
+    case kIrqTick:
+      scheduler_tick(c);
+      break;
+  }
+}
+
+}  // namespace napisim

@@ -1,1 +1,178 @@
-// placeholder
+// napisim: NAPI core (net/core/dev.c, as of v6.13: DEV-T in shared/reference/kernel-napi.md).
+//
+//   napi_schedule_prep()    take SCHED or record MISSED
+//   ____napi_schedule()     threaded: set SCHED_THREADED and wake the kthread; else add to this
+//                           CPU's poll_list and __raise_softirq_irqoff(NET_RX) unless
+//                           in_net_rx_action (8b43fd3d1d7d)
+//   net_rx_action()         netdev_budget (300) and netdev_budget_usecs (2 jiffies) with the budget
+//                           checked after each poll, round robin via the repoll list,
+//                           time_squeeze, re-raise
+//   __napi_poll()           weight-sized polls; full polls stay scheduled (or yield to a
+//                           PREFER_BUSY_POLL poller)
+//   napi_complete_done()    napi_defer_hard_irqs / gro_flush_timeout: keep the IRQ masked and arm
+//                           the pinned hrtimer; MISSED reschedules
+//   napi_watchdog()         the hrtimer: relaxed schedule, clears PREFER_BUSY_POLL
+//   napi_threaded_poll()    the threaded NAPI kthread loop (29863d41bb6e, v5.12)
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+using namespace napi_state;
+
+bool Kernel::napi_schedule_prep(Napi& n) {
+  if (n.state & kDisable) return false;
+  const bool was_sched = n.state & kSched;
+  n.state |= kSched;
+  if (was_sched) n.state |= kMissed;
+  return !was_sched;
+}
+
+void Kernel::napi_schedule(Cpu& c, Napi& n) {
+  if (napi_schedule_prep(n)) napi_schedule_local(c, n);
+}
+
+void Kernel::napi_schedule_local(Cpu& c, Napi& n) {
+  if (n.hook) {
+    n.hook->schedule(*this, n, c);
+    return;
+  }
+  if ((n.state & kThreaded) && n.thread) {
+    n.state |= kSchedThreaded;
+    try_to_wake_up(*n.thread, c.id);
+    return;
+  }
+  c.sd.poll_list.push_back(&n);
+  n.list_owner = c.id;
+  if (!c.sd.in_net_rx_action) raise_softirq_irqoff(c, softirq_nr::kNetRx);
+}
+
+bool Kernel::napi_complete_done(Cpu& c, Napi& n, int work_done) {
+  if (n.state & (kNpsvc | kInBusyPoll)) return false;
+  Nanos timeout = 0;
+  bool ret = true;
+  if (work_done) {
+    // GRO held packets: trains are delivered whole here, so nothing is held at completion.
+    n.defer_hard_irqs_count = n.defer_hard_irqs;
+  }
+  if (n.defer_hard_irqs_count > 0) {
+    --n.defer_hard_irqs_count;
+    timeout = n.gro_flush_timeout;
+    if (timeout) ret = false;
+  }
+  if (n.on_list) c.sd.poll_list.remove(&n);
+  ++n.completions;
+  const bool missed = n.state & kMissed;
+  n.state &= ~(kMissed | kSched | kSchedThreaded | kPreferBusyPoll);
+  if (missed) {
+    n.state |= kSched;
+    napi_schedule_local(c, n);
+    return false;
+  }
+  if (timeout) {
+    n.timer_cpu = c.id;
+    n.timer.arm(host_.queue(), host_.now() + timeout, Prio::kTimer, this, kNapiTimer, static_cast<std::uint64_t>(n.id));
+  }
+  return ret;
+}
+
+void Kernel::napi_watchdog(Cpu& c, Napi& n) {
+  if (n.state & kDisable) return;
+  if (n.state & kSched) return;  // test_and_set_bit(NAPI_STATE_SCHED): no MISSED here
+  n.state |= kSched;
+  n.state &= ~kPreferBusyPoll;
+  napi_schedule_local(c, n);
+}
+
+Proc<int> Kernel::napi_poll(Ctx ctx, Napi& n, bool& repoll) {
+  const int weight = n.weight;
+  int work = 0;
+  if (n.state & kSched) work = co_await driver_poll(ctx, n, weight);
+  ++n.polls;
+  if (work < weight) co_return work;
+  ++n.full_polls;
+  Cpu& c = cpu(ctx.cpu);
+  if (n.state & kDisable) {
+    napi_complete_done(c, n, work);
+    co_return work;
+  }
+  if (n.state & kPreferBusyPoll) {
+    if (napi_complete_done(c, n, work)) napi_schedule(c, n);
+    co_return work;
+  }
+  repoll = true;
+  co_return work;
+}
+
+Proc<void> Kernel::net_rx_action(Ctx ctx) {
+  Cpu& c = cpu(ctx.cpu);
+  SoftnetData& sd = c.sd;
+  const std::int64_t time_limit = jiffies() + usecs_to_jiffies(kp_.net.netdev_budget_usecs);
+  std::int64_t budget = kp_.net.netdev_budget;
+  NapiList list, repoll;
+  sd.in_net_rx_action = true;
+  list.splice_tail(sd.poll_list);
+  for (;;) {
+    if (list.empty()) {
+      if (repoll.empty()) {
+        sd.in_net_rx_action = false;
+        if (!sd.poll_list.empty()) {  // goto start: ____napi_schedule() refilled poll_list
+          sd.in_net_rx_action = true;
+          list.splice_tail(sd.poll_list);
+          continue;
+        }
+        co_return;
+      }
+      break;
+    }
+    Napi* n = list.pop_front();
+    bool do_repoll = false;
+    budget -= co_await napi_poll(ctx, *n, do_repoll);
+    if (do_repoll) repoll.push_back(n);
+    // The budget is checked after each poll, never before (overshoot is normal).
+    if (budget <= 0 || jiffies() >= time_limit) {
+      ++sd.time_squeeze;
+      break;
+    }
+  }
+  // Not polled this round, then newly scheduled, then repoll: round robin.
+  list.splice_tail(sd.poll_list);
+  list.splice_tail(repoll);
+  sd.poll_list.splice_tail(list);
+  if (!sd.poll_list.empty()) raise_softirq_irqoff(c, softirq_nr::kNetRx);
+  else sd.in_net_rx_action = false;
+}
+
+Proc<void> Kernel::napi_threaded_poll(Task& t, Napi& n) {
+  for (;;) {
+    // napi_thread_wait(): sleep until SCHED_THREADED.
+    while (!(n.state & kSchedThreaded)) co_await sleep_on(t, n.thread_wq);
+    // napi_threaded_poll_loop()
+    for (;;) {
+      local_bh_disable(t);
+      Cpu& c = cpu(t.cpu);
+      c.sd.in_napi_threaded_poll = true;
+      bool repoll = false;
+      co_await napi_poll(Ctx{t.cpu, &t, 0, CpuClass::kKthread}, n, repoll);
+      cpu(t.cpu).sd.in_napi_threaded_poll = false;
+      co_await local_bh_enable(t);
+      if (!repoll) break;
+      co_await cond_resched(t);
+    }
+  }
+}
+
+Task& Kernel::napi_set_threaded(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority) {
+  const std::string dev = n.ch ? n.ch->nic->params.name : std::string("backlog");
+  Task& t = create_task("napi/" + dev + "-" + std::to_string(n.id), TaskKind::kKthread, allowed, policy, nice,
+                        rt_priority);
+  n.thread = &t;
+  n.state |= kThreaded;
+  t.body = napi_threaded_poll(t, n);
+  t.slot.h = t.body.handle();
+  t.slot.active = true;
+  t.slot.cls = CpuClass::kKthread;
+  t.state = TaskState::kSleeping;
+  return t;
+}
+
+}  // namespace napisim

@@ -1,1 +1,396 @@
-// placeholder
+// napisim: scheduler core glue (kernel/sched/core.c + fair.c + rt.c + psi.c).
+//
+// try_to_wake_up() (select_task_rq, ttwu_queue_wakelist IPIs, enqueue, check_preempt_curr),
+// __schedule() (put_prev / pick_next_task across the RT and fair classes, context-switch cost),
+// scheduler_tick(), newidle and periodic balancing within an LLC (load_balance() reduced to
+// pulling one runnable, cache-cold task from the busiest CPU), and PSI "cpu some"
+// (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
+#include <cmath>
+
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs)
+    : host_(host), topo_(topo), kp_(kp), costs_(costs) {
+  if (kp_.hz != 100 && kp_.hz != 250 && kp_.hz != 300 && kp_.hz != 1000)
+    throw ConfigError("/kernel/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(kp_.hz));
+  tick_ns_ = kNsPerSec / kp_.hz;
+  fair_params_.algo = kp_.sched.algo == "cfs" ? FairParams::Algo::kCfs : FairParams::Algo::kEevdf;
+  fair_params_.nr_cpus = topo_.nr_cpus();
+  fair_params_.base_slice_ns = kp_.sched.base_slice_ns;
+  fair_params_.sched_latency_ns = kp_.sched.sched_latency_ns;
+  fair_params_.min_granularity_ns = kp_.sched.min_granularity_ns;
+  fair_params_.wakeup_granularity_ns = kp_.sched.wakeup_granularity_ns;
+  fair_params_.tick_ns = tick_ns_;
+  wake_params_.wake_affine = kp_.sched.wake_affine;
+  wake_params_.sis_util = kp_.sched.sis_util;
+  const int n = topo_.nr_cpus();
+  irq_done_args_.resize(static_cast<std::size_t>(n));
+  softirq_done_args_.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    auto c = std::make_unique<Cpu>();
+    c->id = i;
+    c->cfs = std::make_unique<FairRq>(fair_params_);
+    c->rt = std::make_unique<RtRq>(tick_ns_);
+    irq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
+    softirq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
+    cpus_.push_back(std::move(c));
+  }
+  tasks_.reserve(4096);
+  task_done_args_.reserve(4096);
+  // Per-CPU ksoftirqd/N: SCHED_NORMAL nice 0, pinned (kernel/softirq.c softirq_threads).
+  for (int i = 0; i < n; ++i) {
+    CpuMask m(n);
+    m.set(i);
+    Task& t = create_task("ksoftirqd/" + std::to_string(i), TaskKind::kKsoftirqd, m);
+    t.per_cpu_kthread = true;
+    t.cpu = i;
+    cpu(i).ksoftirqd = &t;
+    t.body = ksoftirqd_body(t, cpu(i));
+    t.slot.h = t.body.handle();
+    t.slot.active = true;
+    t.slot.cls = CpuClass::kKsoftirqd;
+    // Parked until the first wakeup_softirqd(): the body's first step checks for pending work.
+    t.state = TaskState::kSleeping;
+  }
+}
+
+Kernel::~Kernel() = default;
+
+Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy,
+                          int nice, int rt_priority) {
+  NAPISIM_ASSERT(tasks_.size() < tasks_.capacity(), "too many tasks");
+  auto t = std::make_unique<Task>();
+  t->id = static_cast<int>(tasks_.size());
+  t->name = name;
+  t->kind = kind;
+  t->allowed = allowed;
+  t->se.owner = t.get();
+  set_sched_attr(t->se, policy, nice, rt_priority);
+  t->wakee.allowed = &t->allowed;
+  t->cpu = allowed.first();
+  t->wakee.prev_cpu = t->cpu;
+  task_done_args_.push_back({this, t.get()});
+  tasks_.push_back(std::move(t));
+  return *tasks_.back();
+}
+
+void Kernel::start_task(Task& t, int cpu_id) {
+  NAPISIM_ASSERT(t.body.handle(), "start_task() needs a body");
+  t.slot.h = t.body.handle();
+  t.slot.active = true;
+  t.slot.remaining = 0;
+  t.slot.cls = t.kind == TaskKind::kUser ? CpuClass::kUser : CpuClass::kKthread;
+  t.body.handle().promise().on_done = [](void* p) {
+    auto* a = static_cast<std::pair<Kernel*, Task*>*>(p);
+    a->first->task_exit(*a->second);
+  };
+  t.body.handle().promise().on_done_arg = &task_done_args_[static_cast<std::size_t>(t.id)];
+  t.cpu = cpu_id >= 0 ? cpu_id : t.allowed.first();
+  t.wakee.prev_cpu = t.cpu;
+  t.state = TaskState::kRunnable;
+  Cpu& c = cpu(t.cpu);
+  update_exec(c);
+  enqueue_task(c, t, enqueue_flags::kInitial);
+  if (!c.curr) c.need_resched = true;
+  else check_preempt(c, t, c.id);
+  dispatch(c);
+}
+
+void Kernel::task_exit(Task& t) {
+  Cpu& c = cpu(t.cpu);
+  update_exec(c);
+  charge_curr(c);
+  t.slot.active = false;
+  t.slot.h = nullptr;
+  t.state = TaskState::kDead;
+  dequeue_task(c, t, dequeue_flags::kSleep);
+  schedule(c);
+  dispatch(c);
+}
+
+void Kernel::set_task_nice(Task& t, int nice) {
+  if (is_rt_policy(t.se.policy)) return;
+  if (t.se.on_rq || cpu(t.cpu).cfs->curr() == &t.se) {
+    cpu(t.cpu).cfs->set_nice(t.se, nice);
+  } else {
+    set_sched_attr(t.se, t.se.policy, nice, t.se.rt_priority);
+  }
+}
+
+int Kernel::nr_running_of(const Cpu& c) const { return c.cfs->nr_running() + c.rt->nr_running(); }
+
+void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
+  psi_update(c);
+  if (is_rt_policy(t.se.policy)) c.rt->enqueue(t.se);
+  else c.cfs->enqueue(t.se, flags);
+  t.cpu = c.id;
+  psi_update(c);
+  ensure_tick(c);
+}
+
+void Kernel::dequeue_task(Cpu& c, Task& t, unsigned flags) {
+  psi_update(c);
+  if (!t.se.on_rq) return;
+  if (is_rt_policy(t.se.policy)) c.rt->dequeue(t.se);
+  else c.cfs->dequeue(t.se, flags);
+  psi_update(c);
+}
+
+bool Kernel::charge_curr(Cpu& c) {
+  const Nanos d = c.task_exec_accum;
+  c.task_exec_accum = 0;
+  if (!c.curr || d <= 0) return false;
+  c.curr->exec_ns += d;
+  if (is_rt_policy(c.curr->se.policy)) {
+    c.rt->update_curr(d);
+    return false;
+  }
+  if (c.cfs->curr() != &c.curr->se) return false;
+  const bool expired = c.cfs->update_curr(d);
+  if (expired) c.need_resched = true;
+  return expired;
+}
+
+int Kernel::select_task_rq(Task& t, int this_cpu) {
+  if (t.allowed.count() == 1) return t.allowed.first();
+  if (is_rt_policy(t.se.policy)) {
+    // select_task_rq_rt(): stay on the previous CPU unless an RT task of higher priority runs there.
+    if (t.allowed.test(t.cpu)) return t.cpu;
+    return t.allowed.first();
+  }
+  t.wakee.prev_cpu = t.cpu;
+  Cpu& w = cpu(this_cpu);
+  WakeeInfo* waker = w.curr ? &w.curr->wakee : nullptr;
+  const bool waker_kthread = w.curr && w.curr->per_cpu_kthread && !w.serving_softirq && !w.hardirq.active;
+  return select_task_rq_fair(topo_, *this, wake_params_, t.wakee, this_cpu, waker, /*sync=*/false, waker_kthread,
+                             host_.now());
+}
+
+bool Kernel::wake_up(WaitQueue& wq, int this_cpu) {
+  Task* t = wq.waiter;
+  if (!t) return false;
+  return try_to_wake_up(*t, this_cpu);
+}
+
+bool Kernel::try_to_wake_up(Task& t, int this_cpu) {
+  if (t.state != TaskState::kSleeping) return false;
+  if (t.waiting_on) {
+    t.waiting_on->waiter = nullptr;
+    t.waiting_on = nullptr;
+  }
+  const int target = select_task_rq(t, this_cpu);
+  unsigned flags = enqueue_flags::kWakeup;
+  if (target != t.cpu) {
+    cpu(t.cpu).cfs->detach_sleeping(t.se);
+    flags |= enqueue_flags::kMigrated;
+    ++t.migrations;
+    t.migrate_penalty += topo_.handoff_penalty(t.cpu, target);
+    t.cpu = target;
+  }
+  t.state = TaskState::kRunnable;
+  ++t.wakeups;
+  Cpu& dst = cpu(target);
+  if (target != this_cpu && ttwu_queue_wakelist(topo_, *this, wake_params_, &t.allowed, target, this_cpu)) {
+    // __ttwu_queue_wakelist(): the target enqueues it from its IPI handler.
+    t.wake_flags = flags;
+    ++dst.ttwu_pending;
+    raise_irq(target, irq_code(kIrqIpiWake, static_cast<std::uint64_t>(t.id)), host_.now() + costs_.ipi_latency_ns);
+    return true;
+  }
+  update_exec(dst);
+  enqueue_task(dst, t, flags);
+  check_preempt(dst, t, this_cpu);
+  if (target != this_cpu) dispatch(dst);
+  return true;
+}
+
+void Kernel::check_preempt(Cpu& c, Task& t, int this_cpu) {
+  if (!c.curr) {
+    resched_curr(c, this_cpu);
+    return;
+  }
+  const bool rt_t = is_rt_policy(t.se.policy);
+  const bool rt_curr = is_rt_policy(c.curr->se.policy);
+  if (rt_t) {
+    if (!rt_curr || c.rt->wakeup_preempt(t.se)) resched_curr(c, this_cpu);
+    return;
+  }
+  if (rt_curr || c.need_resched) return;
+  update_exec(c);
+  charge_curr(c);
+  if (c.need_resched || c.cfs->wakeup_preempt(t.se)) {
+    c.need_resched = false;
+    resched_curr(c, this_cpu);
+  }
+}
+
+void Kernel::resched_curr(Cpu& c, int this_cpu) {
+  if (c.need_resched) return;
+  c.need_resched = true;
+  if (c.id == this_cpu) return;  // acted on at this CPU's next preemption point
+  // smp_send_reschedule(): the target acts on it at the IPI's return.
+  raise_irq(c.id, irq_code(kIrqIpiResched, 0), host_.now() + costs_.ipi_latency_ns);
+}
+
+Task* Kernel::pick_next_task(Cpu& c) {
+  if (c.rt->nr_running() > 0) {
+    if (c.cfs->curr()) c.cfs->put_prev();
+    SchedEntity* se = c.rt->pick_next_task();
+    return se ? static_cast<Task*>(se->owner) : nullptr;
+  }
+  if (c.rt->curr()) c.rt->put_prev();
+  SchedEntity* se = c.cfs->pick_next_task();
+  return se ? static_cast<Task*>(se->owner) : nullptr;
+}
+
+void Kernel::schedule(Cpu& c) {
+  update_exec(c);
+  Task* prev = c.curr;
+  if (prev) {
+    charge_curr(c);
+    if (prev->state == TaskState::kRunning) {
+      prev->state = TaskState::kRunnable;
+      ++prev->nivcsw;
+    }
+    prev->last_ran = host_.now();
+  }
+  c.need_resched = false;
+  Task* next = pick_next_task(c);
+  if (!next && kp_.sched.newidle_balance && newidle_balance(c)) next = pick_next_task(c);
+  if (next != prev) {
+    ++c.ctx_switches;
+    if (next) c.switch_remaining = costs_.ctx_switch_ns;
+    else c.switch_remaining = 0;
+  }
+  c.curr = next;
+  if (next) {
+    next->state = TaskState::kRunning;
+    next->cpu = c.id;
+    ensure_tick(c);
+  }
+  util_update(c);
+  psi_update(c);
+}
+
+void Kernel::ensure_tick(Cpu& c) {
+  if (c.tick_timer.armed()) return;
+  const Nanos next = (host_.now() / tick_ns_ + 1) * tick_ns_;
+  c.tick_timer.arm(host_.queue(), next, Prio::kTimer, this, kTickTimer, static_cast<std::uint64_t>(c.id));
+}
+
+void Kernel::scheduler_tick(Cpu& c) {
+  update_exec(c);
+  charge_curr(c);
+  if (c.curr) {
+    const bool resched = is_rt_policy(c.curr->se.policy) ? c.rt->tick() : c.cfs->tick();
+    if (resched) c.need_resched = true;
+  }
+  const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
+  if (host_.now() - c.last_balance >= interval) {
+    c.last_balance = host_.now();
+    periodic_balance(c);
+  }
+}
+
+void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {
+  update_exec(from);
+  update_exec(to);
+  dequeue_task(from, t, dequeue_flags::kMigrate);
+  ++t.migrations;
+  t.migrate_penalty += topo_.handoff_penalty(from.id, to.id);
+  enqueue_task(to, t, 0);
+}
+
+bool Kernel::newidle_balance(Cpu& c) {
+  const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc);
+  if (busiest < 0) return false;
+  Cpu& b = cpu(busiest);
+  for (auto& tp : tasks_) {
+    Task& t = *tp;
+    if (t.cpu != busiest || t.state != TaskState::kRunnable || b.curr == &t || !t.se.on_rq) continue;
+    if (!t.allowed.test(c.id) || is_rt_policy(t.se.policy)) continue;
+    if (task_hot(host_.now(), t.last_ran, kp_.sched.migration_cost_ns)) continue;
+    migrate_task(t, b, c);
+    return true;
+  }
+  return false;
+}
+
+void Kernel::periodic_balance(Cpu& c) {
+  if (nr_running_of(c) > 0) return;
+  if (newidle_balance(c)) resched_curr(c, c.id);
+}
+
+void Kernel::psi_update(Cpu& c) {
+  const Nanos now = host_.now();
+  const Nanos dt = now - c.psi_stamp;
+  if (dt > 0) {
+    if (c.psi_some) c.psi_some_ns += dt;
+    if (c.psi_nonidle) c.psi_nonidle_ns += dt;
+  }
+  c.psi_stamp = now;
+  const int nr = nr_running_of(c);
+  c.psi_some = nr > (c.curr ? 1 : 0);
+  c.psi_nonidle = nr > 0;
+}
+
+namespace {
+// PELT-like: a geometric average with a 32 ms half-life (kernel/sched/pelt.c LOAD_AVG_PERIOD).
+double decayed(double util, bool busy, Nanos dt) {
+  const double f = std::exp2(-static_cast<double>(dt) / 32e6);
+  return busy ? 1024.0 - (1024.0 - util) * f : util * f;
+}
+}  // namespace
+
+void Kernel::util_update(Cpu& c) {
+  const Nanos now = host_.now();
+  c.util = decayed(c.util, c.util_busy, now - c.util_stamp);
+  c.util_stamp = now;
+  c.util_busy = c.curr != nullptr;
+}
+
+bool Kernel::idle_cpu(int i) const {
+  const Cpu& c = cpu(i);
+  return c.curr == nullptr && nr_running_of(c) == 0 && c.ttwu_pending == 0;
+}
+bool Kernel::sched_idle_cpu(int) const { return false; }
+int Kernel::nr_running(int i) const { return nr_running_of(cpu(i)); }
+std::int64_t Kernel::cpu_load(int i) const { return cpu(i).cfs->load_weight(); }
+std::int64_t Kernel::cpu_util(int i) const {
+  const Cpu& c = cpu(i);
+  return static_cast<std::int64_t>(decayed(c.util, c.util_busy, host_.now() - c.util_stamp));
+}
+
+// ---- awaiters ----------------------------------------------------------------------------------
+
+void Kernel::SleepAwait::await_suspend(std::coroutine_handle<> h) {
+  Cpu& c = k.cpu(t.cpu);
+  k.update_exec(c);
+  t.slot.h = h;
+  t.slot.remaining = 0;
+  t.slot.waiting = false;
+  t.state = TaskState::kSleeping;
+  wq.waiter = &t;
+  t.waiting_on = &wq;
+  k.charge_curr(c);
+  k.dequeue_task(c, t, dequeue_flags::kSleep);
+  ++t.nvcsw;
+  k.schedule(c);
+  k.dispatch(c);
+}
+
+bool Kernel::CondReschedAwait::await_ready() const noexcept { return !k.cpu(t.cpu).need_resched; }
+
+void Kernel::CondReschedAwait::await_suspend(std::coroutine_handle<> h) {
+  Cpu& c = k.cpu(t.cpu);
+  k.update_exec(c);
+  t.slot.h = h;
+  t.slot.remaining = 0;
+  t.slot.waiting = false;
+  k.schedule(c);
+  k.dispatch(c);
+}
+
+}  // namespace napisim

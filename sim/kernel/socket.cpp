@@ -1,1 +1,142 @@
-// placeholder
+// napisim: TCP socket glue and epoll (net/ipv4/tcp_input.c, tcp.c, fs/eventpoll.c as of v6.6).
+//
+//   tcp_v4_rcv -> tcp_data_queue   payload to the receive queue; __tcp_ack_snd_check sends an ACK
+//                                  at once for skbs of two or more full segments
+//   sock_def_readable              sk_data_ready -> ep_poll_callback: queue on the ready list,
+//                                  wake the exclusive waiter; sk_mark_napi_id / ep->napi_id
+//   ep_poll                        return ready events or sleep on ep->wq
+//   tcp_recvmsg / tcp_sendmsg      syscall + fixed + per-byte copy costs; sock_rps_record_flow
+#include <algorithm>
+
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+Socket& Kernel::add_socket(int nic, std::uint32_t hash) {
+  auto s = std::make_unique<Socket>();
+  s->id = static_cast<int>(sockets_.size());
+  s->nic = nic;
+  s->hash = hash;
+  s->rx_queue = nics_[static_cast<std::size_t>(nic)]->rss->queue_of(hash);
+  sockets_.push_back(std::move(s));
+  return *sockets_.back();
+}
+
+Epoll& Kernel::add_epoll() {
+  auto e = std::make_unique<Epoll>();
+  e->id = static_cast<int>(epolls_.size());
+  epolls_.push_back(std::move(e));
+  return *epolls_.back();
+}
+
+void Kernel::epoll_ctl_add(Epoll& ep, Socket& s) {
+  s.ep = &ep;
+  if (s.rx_avail > 0 && !s.on_ready_list) {
+    ep.ready.push_back(s.id);
+    s.on_ready_list = true;
+  }
+}
+
+Nanos Kernel::skb_cost(const Skb& skb) const {
+  if (skb.ack_only) return costs_.rx_ack_ns;
+  Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
+  if (skb.segs >= 2) c += costs_.tx_ack_ns;
+  const Socket& s = *sockets_[static_cast<std::size_t>(skb.sock)];
+  if (s.ep && s.ep->wq.waiter) c += costs_.wakeup_ns;
+  return c;
+}
+
+void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
+  Socket& s = socket(skb.sock);
+  s.napi_id = skb.napi_id;  // sk_mark_napi_id
+  if (skb.ack_only) return;
+  s.rx_avail += skb.bytes;
+  ++s.rx_skbs;
+  if (skb.segs >= 2) nic_transmit(ctx, s, 0, true);
+  sk_data_ready(ctx, s);
+}
+
+void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
+  Epoll* ep = s.ep;
+  if (!ep) return;
+  if (!s.on_ready_list) {
+    ep->ready.push_back(s.id);
+    s.on_ready_list = true;
+  }
+  ep->napi_id = s.napi_id;
+  wake_up(ep->wq, ctx_cpu(ctx));
+}
+
+Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out) {
+  co_await exec(task_ctx(t, CpuClass::kSystem), costs_.syscall_ns + costs_.epoll_wait_ns);
+  for (;;) {
+    if (!ep.ready.empty()) {
+      out.clear();
+      while (!ep.ready.empty() && static_cast<int>(out.size()) < maxevents) {
+        const int id = ep.ready.front();
+        ep.ready.pop_front();
+        socket(id).on_ready_list = false;
+        out.push_back(id);
+      }
+      co_await exec(task_ctx(t, CpuClass::kSystem), static_cast<Nanos>(out.size()) * costs_.epoll_event_ns);
+      co_return static_cast<int>(out.size());
+    }
+    co_await sleep_on(t, ep.wq);
+  }
+}
+
+Proc<std::int64_t> Kernel::sys_recv(Task& t, Socket& s, std::int64_t max_bytes) {
+  const std::int64_t n = std::min(s.rx_avail, max_bytes);
+  s.rx_avail -= n;
+  s.rfs_cpu = t.cpu;  // sock_rps_record_flow()
+  co_await exec(task_ctx(t, CpuClass::kSystem),
+                costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024);
+  co_return n;
+}
+
+Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
+  const std::int64_t tso = std::max<std::int64_t>(1, (bytes + kp_.net.tso_max_bytes - 1) / kp_.net.tso_max_bytes);
+  s.rfs_cpu = t.cpu;
+  co_await exec(task_ctx(t, CpuClass::kSystem), costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns +
+                                                    bytes * costs_.copy_ns_per_kb / 1024);
+  nic_transmit(task_ctx(t, CpuClass::kSystem), s, bytes, false);
+}
+
+Kernel::Snapshot Kernel::snapshot() {
+  Snapshot s;
+  s.t = host_.now();
+  for (auto& cp : cpus_) {
+    Cpu& c = *cp;
+    update_exec(c);
+    psi_update(c);
+    s.cpu_time.push_back(c.time);
+    s.psi_some.push_back(c.psi_some_ns);
+    s.psi_nonidle.push_back(c.psi_nonidle_ns);
+    s.irqs.push_back(c.irqs);
+    s.ctx_switches.push_back(c.ctx_switches);
+    s.time_squeeze.push_back(c.sd.time_squeeze);
+    s.processed.push_back(c.sd.processed);
+    s.ksoftirqd_wakeups.push_back(c.ksoftirqd_wakeups);
+  }
+  for (auto& nic : nics_) {
+    for (auto& ch : nic->channels) {
+      s.nic_irqs += ch->irqs;
+      s.rx_pkts += ch->rx_pkts;
+      s.tx_pkts += ch->tx_pkts;
+      s.ring_drops += ch->drops;
+      s.rx_bytes += ch->rx_bytes;
+      s.tx_bytes += ch->tx_bytes;
+      s.napi_polls += ch->napi.polls;
+      s.napi_full_polls += ch->napi.full_polls;
+    }
+  }
+  for (auto& t : tasks_) {
+    s.nvcsw += t->nvcsw;
+    s.nivcsw += t->nivcsw;
+    s.wakeups += t->wakeups;
+    s.migrations += t->migrations;
+  }
+  return s;
+}
+
+}  // namespace napisim

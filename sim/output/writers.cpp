@@ -1,1 +1,586 @@
-// placeholder
+// napisim: result writers (see writers.hpp for the formats and the upstream sources they follow).
+#include "sim/output/writers.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "sim/core/error.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace napisim::output {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// Small helpers: printf into a std::string, tolerant JSON lookups, flattening.
+
+__attribute__((format(printf, 1, 2))) std::string strf(const char* fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  // clang-analyzer's valist checker misreads x86-64's array-typed va_list here (false positive).
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);  // NOLINT(clang-analyzer-valist.Uninitialized)
+  va_end(ap);
+  if (n < 0) {
+    return {};
+  }
+  if (static_cast<std::size_t>(n) < sizeof buf) {
+    return std::string(buf, static_cast<std::size_t>(n));
+  }
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(s.data(), s.size(), fmt, ap);  // NOLINT(clang-analyzer-valist.Uninitialized)
+  va_end(ap);
+  s.resize(static_cast<std::size_t>(n));
+  return s;
+}
+
+/// j[key] if j is an object holding key, else nullptr.
+const Json* find(const Json* j, std::string_view key) {
+  if (j == nullptr || !j->is_object()) {
+    return nullptr;
+  }
+  const auto it = j->find(key);
+  return it == j->end() ? nullptr : &*it;
+}
+
+bool is_num(const Json* j) {
+  return j != nullptr && j->is_number();
+}
+
+double num_or(const Json* j, double fallback) {
+  if (!is_num(j)) {
+    return fallback;
+  }
+  const double v = j->get<double>();
+  return std::isfinite(v) ? v : fallback;
+}
+
+/// Integer value of a JSON number (floats truncated toward zero, clamped to the int64 range).
+long long int_or(const Json* j, long long fallback) {
+  if (j == nullptr) {
+    return fallback;
+  }
+  if (j->is_number_unsigned()) {
+    const auto v = j->get<std::uint64_t>();
+    return v > static_cast<std::uint64_t>(std::numeric_limits<long long>::max()) ? std::numeric_limits<long long>::max()
+                                                                                 : static_cast<long long>(v);
+  }
+  if (j->is_number_integer()) {
+    return j->get<long long>();
+  }
+  if (j->is_number_float()) {
+    const double v = j->get<double>();
+    if (!std::isfinite(v)) {
+      return fallback;
+    }
+    if (v >= 9.2e18) {
+      return std::numeric_limits<long long>::max();
+    }
+    if (v <= -9.2e18) {
+      return std::numeric_limits<long long>::min();
+    }
+    return static_cast<long long>(v);
+  }
+  if (j->is_boolean()) {
+    return j->get<bool>() ? 1 : 0;
+  }
+  return fallback;
+}
+
+using Leaves = std::vector<std::pair<std::string, const Json*>>;
+
+void flatten(const Json& j, const std::string& prefix, Leaves& out) {
+  const auto child = [&prefix](std::string_view name) {
+    std::string key = prefix;
+    if (!key.empty()) {
+      key += '.';
+    }
+    key += name;
+    return key;
+  };
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      flatten(v, child(k), out);
+    }
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      flatten(j[i], child(std::to_string(i)), out);
+    }
+  } else {
+    out.emplace_back(prefix, &j);
+  }
+}
+
+Leaves summary_leaves(const Json& result) {
+  Leaves out;
+  if (const Json* s = find(&result, "summary"); s != nullptr && s->is_object()) {
+    flatten(*s, "", out);
+  }
+  return out;
+}
+
+/// A scalar as plain text: strings unquoted, numbers as nlohmann prints them, null as "".
+std::string scalar_text(const Json* j) {
+  if (j == nullptr || j->is_null()) {
+    return "";
+  }
+  if (j->is_string()) {
+    return j->get<std::string>();
+  }
+  return j->dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) {
+    return s;
+  }
+  std::string q = "\"";
+  for (const char c : s) {
+    if (c == '"') {
+      q += '"';
+    }
+    q += c;
+  }
+  q += '"';
+  return q;
+}
+
+/// %g of a percentile, as neper prints it (`latency_p%g`, `percentiles=%g,`).
+std::string pct_g(double p) {
+  return strf("%g", p);
+}
+
+void put(std::string& out, std::string_view key, const std::string& value) {
+  out.append(key);
+  out += '=';
+  out += value;
+  out += '\n';
+}
+
+// ---------------------------------------------------------------------------------------------------
+// neper
+
+enum class FlagType { kInt, kBool, kString, kULong, kDouble, kLongLong, kPercentiles };
+
+struct NeperFlag {
+  const char* name;
+  FlagType type;
+  const char* default_value;  // already printed the way neper prints the default
+};
+
+// tcp_rr's flags in neper's print order, i.e. the REVERSE of registration order: tcp_rr_main.c registers
+// add_flags_common, add_flags_tcp, add_flags_rr, add_flags_tcp_rr (define_all_flags.c @ ea5890f) and
+// flags_parser_add() pushes each flag onto the front of a list that flags_parser_dump() walks. pin_numa
+// is absent: neper's Makefile builds with -DNO_LIBNUMA, which leaves it undefined. help/version are
+// registered first and skipped by the dump.
+constexpr NeperFlag kNeperTcpRrFlags[] = {
+    // add_flags_tcp_rr
+    {"noburst", FlagType::kULong, "0"},
+    {"reuseaddr", FlagType::kBool, "0"},
+    {"async_connect", FlagType::kBool, "0"},
+    {"delay", FlagType::kULong, "0"},
+    // add_flags_rr
+    {"mark", FlagType::kInt, "0"},
+    {"logrtt_entries_per_flow", FlagType::kInt, "10000"},
+    {"log_rtt", FlagType::kString, ""},
+    {"buffer_size", FlagType::kInt, "65536"},
+    {"test_length", FlagType::kInt, "10"},
+    {"percentiles", FlagType::kPercentiles, ""},
+    {"response_size", FlagType::kInt, "1"},
+    {"request_size", FlagType::kInt, "1"},
+    // add_flags_tcp
+    {"congestion_control", FlagType::kString, ""},
+    {"no_delay", FlagType::kBool, "0"},
+    {"tcp_tx_delay", FlagType::kInt, "0"},
+    {"tcp_fastopen", FlagType::kBool, "0"},
+    {"num_ports", FlagType::kInt, "1"},
+    // add_flags_common
+    {"wait_start", FlagType::kULong, "0"},
+    {"iostat_ms", FlagType::kULong, "0"},
+    {"time_wait", FlagType::kBool, "0"},
+    {"all_samples", FlagType::kString, ""},
+    {"port", FlagType::kString, "12867"},
+    {"control_port", FlagType::kString, "12866"},
+    {"host", FlagType::kString, ""},
+    {"local_hosts", FlagType::kString, ""},
+    {"max_pacing_rate", FlagType::kLongLong, "0"},
+    {"interval", FlagType::kDouble, "1.000000"},
+    {"freebind", FlagType::kBool, "0"},
+    {"nonblocking", FlagType::kBool, "0"},
+    {"nolog", FlagType::kBool, "0"},
+    {"logtostderr", FlagType::kBool, "0"},
+    {"pin_cpu", FlagType::kBool, "0"},
+    {"dry_run", FlagType::kBool, "0"},
+    {"debug", FlagType::kBool, "0"},
+    {"client", FlagType::kBool, "1"},  // napisim prints the client's stdout, i.e. neper run with -c
+    {"ipv6", FlagType::kBool, "0"},
+    {"ipv4", FlagType::kBool, "0"},
+    {"stime_use_proc", FlagType::kBool, "0"},
+    {"source_port", FlagType::kInt, "-1"},
+    {"suicide_length", FlagType::kInt, "0"},
+    {"listen_backlog", FlagType::kInt, "128"},
+    {"num_clients", FlagType::kInt, "1"},
+    {"num_threads", FlagType::kInt, "1"},
+    {"num_flows", FlagType::kInt, "1"},
+    {"maxevents", FlagType::kInt, "1000"},
+    {"magic", FlagType::kInt, "42"},
+};
+
+/// percentiles.c percentiles_parse: legacy 999/9999 spellings, range [0, 100], sorted, de-duplicated.
+std::vector<double> neper_percentiles(const Json* workload) {
+  std::vector<double> ps;
+  const Json* p = find(workload, "percentiles");
+  if (p == nullptr || !p->is_array()) {
+    return ps;
+  }
+  for (const auto& e : *p) {
+    if (!e.is_number()) {
+      continue;
+    }
+    double d = e.get<double>();
+    if (d == 999) {
+      d = 99.9;
+    } else if (d == 9999) {
+      d = 99.99;
+    }
+    if (std::isfinite(d) && d >= 0 && d <= 100) {
+      ps.push_back(d);
+    }
+  }
+  std::sort(ps.begin(), ps.end());
+  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  return ps;
+}
+
+/// neper's test_length is an int; a fractional simulated length (e.g. 0.25 s) prints with %g instead.
+std::string test_length_text(double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 9e18) {
+    return strf("%lld", static_cast<long long>(v));
+  }
+  return strf("%g", v);
+}
+
+std::string neper_flag_value(const NeperFlag& f, const Json* workload, const std::vector<double>& percentiles) {
+  if (f.type == FlagType::kPercentiles) {
+    std::string s;
+    for (const double p : percentiles) {
+      s += pct_g(p) + ",";
+    }
+    return s;
+  }
+  const Json* v = find(workload, f.name);
+  if (v == nullptr || v->is_null()) {
+    return f.default_value;
+  }
+  switch (f.type) {
+    case FlagType::kInt:
+      if (std::string_view(f.name) == "test_length" && v->is_number_float()) {
+        return test_length_text(num_or(v, 10));
+      }
+      [[fallthrough]];
+    case FlagType::kLongLong:
+      return v->is_number() ? strf("%lld", int_or(v, 0)) : f.default_value;
+    case FlagType::kULong:
+      return v->is_number() ? strf("%lld", std::max(0LL, int_or(v, 0))) : f.default_value;
+    case FlagType::kBool:
+      return (v->is_boolean() || v->is_number()) ? (int_or(v, 0) != 0 ? "1" : "0") : f.default_value;
+    case FlagType::kDouble:
+      return v->is_number() ? strf("%f", num_or(v, 0)) : f.default_value;
+    case FlagType::kString:
+      return v->is_string() ? v->get<std::string>() : f.default_value;
+    case FlagType::kPercentiles:
+      break;
+  }
+  return f.default_value;
+}
+
+/// `%ld.%09ld` of a non-negative nanosecond count.
+std::string timespec_text(long long ns) {
+  ns = std::max(0LL, ns);
+  return strf("%lld.%09lld", ns / 1000000000LL, ns % 1000000000LL);
+}
+
+std::string seconds_9(double ns) {
+  return strf("%.9f", ns * 1e-9);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// netperf
+
+/// print_top_test_header(): the address in parentheses goes through inet_ntop(..., address_buf,
+/// sizeof(address_buf)) with address_buf a char*, so the buffer is 8 bytes: longer addresses print as
+/// "()" with glibc.
+std::string netperf_banner(const Json* workload) {
+  const Json* host_j = find(workload, "host");
+  const std::string host = (host_j != nullptr && host_j->is_string()) ? host_j->get<std::string>() : "10.0.0.2";
+  const bool v6 = host.find(':') != std::string::npos;
+  const std::string paren = host.size() <= 7 ? host : "";
+  std::string s = "MIGRATED TCP REQUEST/RESPONSE TEST";
+  s += strf(" from %s (%s) port %u %s", v6 ? "::" : "0.0.0.0", v6 ? "::" : "0.0.0.0", 0U, v6 ? "AF_INET6" : "AF_INET");
+  s += strf(" to %s (%s) port %u %s", host.c_str(), paren.c_str(), 0U, v6 ? "AF_INET6" : "AF_INET");
+  if (int_or(find(workload, "no_delay"), 0) != 0) {
+    s += " : nodelay";
+  }
+  s += " : demo";
+  s += strf(" : first burst %lld", int_or(find(workload, "first_burst"), 0));
+  s += '\n';
+  return s;
+}
+
+struct NetperfLatency {
+  long long min_us = -1, max_us = -1, p50_us = -1, p90_us = -1, p99_us = -1;
+  double mean_us = -1.0, stddev_us = -1.0;
+};
+
+/// netperf keeps integer-µs samples (delta_micro) and reports int µs for min/max/percentiles and %.2f
+/// for mean/stddev; -1 is what netperf prints when latency statistics were not kept (no -j).
+NetperfLatency netperf_latency(const Json* summary) {
+  NetperfLatency l;
+  const Json* lat = find(summary, "latency_ns");
+  if (lat == nullptr || !lat->is_object()) {
+    return l;
+  }
+  const auto us_int = [&](const char* key) {
+    const Json* v = find(lat, key);
+    return is_num(v) ? static_cast<long long>(std::floor(std::max(0.0, num_or(v, 0)) / 1000.0)) : -1LL;
+  };
+  l.min_us = us_int("min");
+  l.max_us = us_int("max");
+  l.p50_us = us_int("p50");
+  l.p90_us = us_int("p90");
+  l.p99_us = us_int("p99");
+  l.mean_us = is_num(find(lat, "mean")) ? num_or(find(lat, "mean"), 0) / 1000.0 : -1.0;
+  l.stddev_us = is_num(find(lat, "stddev")) ? num_or(find(lat, "stddev"), 0) / 1000.0 : -1.0;
+  return l;
+}
+
+std::string errno_text(int err) {
+  return std::generic_category().message(err == 0 ? EIO : err);
+}
+
+/// Cleans up after a failed atomic write (closes the stream or descriptor, removes the temp file).
+[[noreturn]] void fail_atomic(FILE* f, int fd, const std::string& tmp, const std::string& path, const char* what,
+                              int err) {
+  if (f != nullptr) {
+    std::fclose(f);
+  } else if (fd >= 0) {
+    ::close(fd);
+  }
+  ::unlink(tmp.c_str());
+  throw std::runtime_error(path + ": " + what + ": " + errno_text(err));
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------------
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) {
+    throw std::runtime_error(path + ": not a file path");
+  }
+  std::string tmp = (dir == "/" ? "/" : dir + "/") + "." + base + ".tmp.XXXXXX";
+
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    const int err = errno;
+    throw std::runtime_error(path + ": cannot create a temporary file in " + dir + ": " + errno_text(err));
+  }
+  FILE* f = ::fdopen(fd, "wb");
+  if (f == nullptr) {
+    fail_atomic(nullptr, fd, tmp, path, "fdopen", errno);
+  }
+  if (::fchmod(fd, 0644) != 0) {
+    fail_atomic(f, fd, tmp, path, "fchmod", errno);
+  }
+  if (!content.empty() && std::fwrite(content.data(), 1, content.size(), f) != content.size()) {
+    fail_atomic(f, fd, tmp, path, "write", errno);
+  }
+  if (std::fflush(f) != 0) {
+    fail_atomic(f, fd, tmp, path, "write", errno);
+  }
+  if (::fsync(fd) != 0) {
+    fail_atomic(f, fd, tmp, path, "fsync", errno);
+  }
+  if (std::fclose(f) != 0) {
+    fail_atomic(nullptr, -1, tmp, path, "close", errno);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    fail_atomic(nullptr, -1, tmp, path, "rename", errno);
+  }
+  // Make the rename itself durable; best effort (some filesystems refuse fsync on directories).
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+std::string format_json(const Json& result) {
+  return result.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string format_csv(const Json& result) {
+  const Json* context = find(&result, "context");
+  std::vector<std::string> header = {"scenario", "seed", "run"};
+  std::vector<std::string> values = {scalar_text(find(context, "scenario")), scalar_text(find(context, "seed")),
+                                     scalar_text(find(context, "run"))};
+  for (const auto& [key, value] : summary_leaves(result)) {
+    header.push_back(key);
+    values.push_back(scalar_text(value));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    out += (i == 0 ? "" : ",") + csv_field(header[i]);
+  }
+  out += '\n';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out += (i == 0 ? "" : ",") + csv_field(values[i]);
+  }
+  out += '\n';
+  return out;
+}
+
+std::string format_neper(const Json& result) {
+  const Json* workload = find(&result, "workload");
+  const Json* summary = find(&result, "summary");
+  const Json* lat = find(summary, "latency_ns");
+  const std::vector<double> percentiles = neper_percentiles(workload);
+  std::set<std::string> printed;  // flattened summary keys consumed by neper's own lines
+  std::string out;
+
+  // 1. flags_parser_dump(): VERSION, then the flags.
+  put(out, "VERSION", "1.1.0");
+  for (const NeperFlag& f : kNeperTcpRrFlags) {
+    put(out, f.name, neper_flag_value(f, workload, percentiles));
+  }
+
+  // 2. run_main_thread(): printed before the run starts.
+  const double test_length = num_or(find(workload, "test_length"), 10);
+  if (test_length > 0) {
+    put(out, "total_run_time", test_length_text(test_length));
+  } else {
+    put(out, "total_transactions", test_length_text(-test_length));
+  }
+
+  // 3. After the run: control-plane incidents, start time, rusage pairs (no host process: zeros).
+  put(out, "invalid_secret_count", "0");
+  const long long time_start_ns = int_or(find(summary, "time_start_ns"), 0);
+  printed.insert("time_start_ns");
+  put(out, "time_start", timespec_text(time_start_ns));
+  for (const char* key : {"utime", "stime"}) {
+    put(out, std::string(key) + "_start", "0.000000");
+    put(out, std::string(key) + "_end", "0.000000");
+  }
+  for (const char* key : {"maxrss", "minflt", "majflt", "nvcsw", "nivcsw"}) {
+    put(out, std::string(key) + "_start", "0");
+    put(out, std::string(key) + "_end", "0");
+  }
+
+  // 4.-7. rr_report_stats() and neper_histo_print(): latencies in seconds.
+  const Json* transactions = find(summary, "transactions");
+  if (transactions == nullptr) {
+    transactions = find(lat, "count");
+  }
+  printed.insert("transactions");
+  put(out, "num_transactions", strf("%lld", int_or(transactions, 0)));
+  for (const char* key : {"min", "max", "mean", "stddev"}) {
+    put(out, std::string("latency_") + key, seconds_9(num_or(find(lat, key), 0)));
+    printed.insert(std::string("latency_ns.") + key);
+  }
+  for (const double p : percentiles) {
+    const std::string key = "p" + pct_g(p);
+    put(out, "latency_" + key, seconds_9(num_or(find(lat, key), 0)));
+    printed.insert("latency_ns." + key);
+  }
+
+  // 8. neper_stat_print(): snapshots, end time, steadiness.
+  put(out, "num_samples", strf("%lld", int_or(find(summary, "num_samples"), 0)));
+  printed.insert("num_samples");
+  long long time_end_ns = time_start_ns + std::llround(num_or(find(summary, "measured_s"), 0) * 1e9);
+  time_end_ns = int_or(find(summary, "time_end_ns"), time_end_ns);
+  printed.insert("time_end_ns");
+  put(out, "time_end", timespec_text(time_end_ns));
+  put(out, "correlation_coefficient", strf("%.2f", num_or(find(summary, "correlation_coefficient"), 1.0)));
+  printed.insert("correlation_coefficient");
+
+  // 9.-10. throughput, then both sides' integer rates (equal in a closed-loop simulation).
+  const double throughput = num_or(find(summary, "throughput"), 0);
+  printed.insert("throughput");
+  put(out, "throughput", strf("%.2f", throughput));
+  put(out, "local_throughput", strf("%lld", int_or(find(summary, "throughput"), 0)));
+  put(out, "remote_throughput", strf("%lld", int_or(find(summary, "throughput"), 0)));
+
+  // napisim's own lines: every summary scalar neper has no key for (cpu/op, CPU by class, IRQs, drops...).
+  for (const auto& [key, value] : summary_leaves(result)) {
+    if (printed.count(key) != 0) {
+      continue;
+    }
+    std::string text = scalar_text(value);
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    put(out, "napisim_" + key, text);
+  }
+  return out;
+}
+
+std::string format_netperf(const Json& result, std::string_view style) {
+  const Json* workload = find(&result, "workload");
+  const Json* summary = find(&result, "summary");
+  const double thruput = num_or(find(summary, "throughput"), 0);
+  std::string out = netperf_banner(workload);
+
+  if (style == "legacy") {
+    // send_tcp_rr(), verbosity 1, no CPU measurement, libfmt 'x'. Socket sizes are the Linux defaults
+    // netperf reports (SO_SNDBUF 16384 / SO_RCVBUF 87380 on both sides); titles keep their trailing blanks.
+    out +=
+        "Local /Remote\n"
+        "Socket Size   Request  Resp.   Elapsed  Trans.\n"
+        "Send   Recv   Size     Size    Time     Rate         \n"
+        "bytes  Bytes  bytes    bytes   secs.    per sec   \n\n";
+    out += strf("%-6d %-6d %-6lld   %-6lld  %-6.2f   %7.2f   %s\n", 16384, 87380,
+                int_or(find(workload, "request_size"), 1), int_or(find(workload, "response_size"), 1),
+                num_or(find(summary, "measured_s"), 0), thruput, "");
+    out += strf("%-6d %-6d\n", 16384, 87380);
+    return out;
+  }
+
+  const NetperfLatency l = netperf_latency(summary);
+  if (style == "omni-csv") {
+    // print_omni_csv(): each selector's header lines joined by spaces, commas between selectors.
+    out +=
+        "Throughput,Throughput Units,Minimum Latency Microseconds,Maximum Latency Microseconds,"
+        "50th Percentile Latency Microseconds,90th Percentile Latency Microseconds,"
+        "99th Percentile Latency Microseconds,Mean Latency Microseconds,Stddev Latency Microseconds\n";
+    out += strf("%.2f,%s/s,%lld,%lld,%lld,%lld,%lld,%.2f,%.2f\n", thruput, "Trans", l.min_us, l.max_us, l.p50_us,
+                l.p90_us, l.p99_us, l.mean_us, l.stddev_us);
+    return out;
+  }
+  if (style == "omni-keyval") {
+    // print_omni_keyword(): SELECTOR=value.
+    out += strf("THROUGHPUT=%.2f\n", thruput);
+    out += "THROUGHPUT_UNITS=Trans/s\n";
+    out += strf("MIN_LATENCY=%lld\nMAX_LATENCY=%lld\n", l.min_us, l.max_us);
+    out += strf("P50_LATENCY=%lld\nP90_LATENCY=%lld\nP99_LATENCY=%lld\n", l.p50_us, l.p90_us, l.p99_us);
+    out += strf("MEAN_LATENCY=%.2f\nSTDDEV_LATENCY=%.2f\n", l.mean_us, l.stddev_us);
+    return out;
+  }
+  throw ConfigError(
+      "", "unknown netperf output style '" + std::string(style) + "' (expected legacy, omni-csv or omni-keyval)");
+}
+
+}  // namespace napisim::output

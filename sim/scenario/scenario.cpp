@@ -1,1 +1,145 @@
-// placeholder
+#include "sim/scenario/scenario.hpp"
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include "sim/model/model.hpp"
+#include "sim/params/json_util.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace napisim {
+
+namespace {
+#include "quickstart.inc"  // const char* kQuickstartJson (generated from scenarios/quickstart.json)
+}  // namespace
+
+Scenario parse_scenario(const Json& doc, const std::string& base_dir) {
+  if (!doc.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(doc));
+  Scenario s = parse_params<Scenario>(doc, "");
+  s.topology.validate("/topology");
+  if (s.nics.empty()) throw ConfigError("/nics", "expected at least one NIC");
+  for (std::size_t i = 0; i < s.nics.size(); ++i) {
+    const std::string p = "/nics/" + std::to_string(i);
+    const NicParams& n = s.nics[i];
+    if (n.numa_node >= s.topology.numa_nodes)
+      throw ConfigError(p + "/numa_node", "expected a node < " + std::to_string(s.topology.numa_nodes) + ", got " +
+                                              std::to_string(n.numa_node));
+    const std::int64_t cpus = s.topology.numa_nodes * s.topology.llcs_per_node * s.topology.cores_per_llc *
+                              s.topology.threads_per_core;
+    (void)CpuMask::parse(n.irq_affinity, static_cast<int>(cpus), p + "/irq_affinity");
+  }
+  if (s.platform.clients.empty()) throw ConfigError("/platform/clients", "expected at least one client");
+  for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {
+    if (s.platform.clients[i].nic >= static_cast<std::int64_t>(s.nics.size()))
+      throw ConfigError("/platform/clients/" + std::to_string(i) + "/nic",
+                        "expected a NIC index < " + std::to_string(s.nics.size()) + ", got " +
+                            std::to_string(s.platform.clients[i].nic));
+  }
+  if (!s.platform.xml.empty()) {
+    std::filesystem::path xml(s.platform.xml);
+    if (xml.is_relative()) xml = std::filesystem::path(base_dir) / xml;
+    if (!std::filesystem::exists(xml))
+      throw ConfigError("/platform/xml", "cannot read platform file '" + xml.string() + "': no such file");
+    s.platform.xml = xml.string();
+  }
+  const KernelParams& k = s.kernel;
+  if (k.hz != 100 && k.hz != 250 && k.hz != 300 && k.hz != 1000)
+    throw ConfigError("/kernel/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(k.hz));
+  if (s.models.empty()) throw ConfigError("/models", "expected at least one receive-path model (e.g. napi_irq)");
+  for (std::size_t i = 0; i < s.models.size(); ++i) {
+    const std::string p = "/models/" + std::to_string(i);
+    const ModelInfo& m = builtin_models().get(s.models[i].name, p + "/name");
+    s.models[i].params = m.resolve(s.models[i].params, p + "/params");
+    for (std::size_t j = 0; j < s.models[i].nics.size(); ++j)
+      if (s.models[i].nics[j] >= static_cast<std::int64_t>(s.nics.size()))
+        throw ConfigError(p + "/nics/" + std::to_string(j), "expected a NIC index < " + std::to_string(s.nics.size()) +
+                                                                ", got " + std::to_string(s.models[i].nics[j]));
+  }
+  s.workload.params = resolve_workload_params(s.workload.type, s.workload.params, "/workload/params");
+  if (s.warmup_s + s.duration_s > 1e5) throw ConfigError("/duration_s", "expected warmup_s + duration_s <= 1e5 s");
+  return s;
+}
+
+Json resolve_scenario(const Scenario& s) { return params_to_json(s); }
+
+Json scenario_schema() {
+  Json s = params_schema<Scenario>();
+  Json out;
+  out["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  out["title"] = "napisim scenario";
+  for (auto it = s.begin(); it != s.end(); ++it) out[it.key()] = it.value();
+  Json models;
+  for (const ModelInfo& m : builtin_models().list()) models[m.name] = m.schema();
+  out["$defs"]["model_params"] = models;
+  out["$defs"]["workload_params"] = workload_schema();
+  return out;
+}
+
+Json default_scenario() { return parse_json_text(kQuickstartJson, "embedded quickstart scenario"); }
+
+Json load_scenario_doc(const std::string& path_or_name) {
+  if (path_or_name.empty() || path_or_name == "quickstart") {
+    if (!std::filesystem::exists(path_or_name) || path_or_name.empty()) return default_scenario();
+  }
+  return load_json_file(path_or_name);
+}
+
+void apply_overrides(Json& doc, const std::vector<std::string>& sets) {
+  for (const std::string& a : sets) apply_set(doc, a);
+}
+
+// SHA-256 (FIPS 180-4), for provenance hashes.
+std::string sha256_hex(const std::string& data) {
+  static constexpr std::array<std::uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string m = data;
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  m.push_back(static_cast<char>(0x80));
+  while (m.size() % 64 != 56) m.push_back('\0');
+  for (int i = 7; i >= 0; --i) m.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (std::size_t off = 0; off < m.size(); off += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (int i = 0; i < 16; ++i)
+      w[static_cast<std::size_t>(i)] =
+          (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i)])) << 24) |
+          (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i) + 1])) << 16) |
+          (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i) + 2])) << 8) |
+          static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i) + 3]));
+    for (std::size_t i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto a = h;
+    for (std::size_t i = 0; i < 64; ++i) {
+      const std::uint32_t s1 = rotr(a[4], 6) ^ rotr(a[4], 11) ^ rotr(a[4], 25);
+      const std::uint32_t ch = (a[4] & a[5]) ^ (~a[4] & a[6]);
+      const std::uint32_t t1 = a[7] + s1 + ch + k[i] + w[i];
+      const std::uint32_t s0 = rotr(a[0], 2) ^ rotr(a[0], 13) ^ rotr(a[0], 22);
+      const std::uint32_t maj = (a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]);
+      const std::uint32_t t2 = s0 + maj;
+      a = {t1 + t2, a[0], a[1], a[2], a[3] + t1, a[4], a[5], a[6]};
+    }
+    for (std::size_t i = 0; i < 8; ++i) h[i] += a[i];
+  }
+  std::string out;
+  char buf[9];
+  for (std::uint32_t v : h) {
+    std::snprintf(buf, sizeof buf, "%08x", v);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace napisim

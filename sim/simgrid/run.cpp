@@ -1,1 +1,154 @@
-// placeholder
+#include "sim/simgrid/run.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/simgrid/resource_model.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace napisim {
+
+namespace {
+
+std::atomic<bool> g_engine_used{false};  // SimGrid allows one engine per process
+
+Scenario prepare(Json& doc, const RunOptions& opt) {
+  apply_overrides(doc, opt.sets);
+  if (opt.seed) doc["seed"] = *opt.seed;
+  return parse_scenario(doc, opt.base_dir);
+}
+
+/// Builds the platform (or loads the XML) and returns each client's path to the server.
+std::vector<ClientPath> build_platform(sg4::Engine& engine, const Scenario& s, sg4::Host** server) {
+  const PlatformSpec& p = s.platform;
+  if (p.xml.empty()) {
+    auto* zone = sg4::create_full_zone("napisim");
+    *server = zone->create_host(p.server, 1e9);
+    for (const ClientSpec& c : p.clients) {
+      if (c.name == p.server) throw ConfigError("/platform/clients", "client name \"" + c.name + "\" is the server's");
+      if (engine.host_by_name_or_null(c.name))
+        throw ConfigError("/platform/clients", "duplicate client name \"" + c.name + "\"");
+      sg4::Host* h = zone->create_host(c.name, 1e9);
+      sg4::Link* link = zone->create_link(c.name + "_link", c.link_gbps * 1e9 / 8.0)
+                            ->set_latency(static_cast<double>(c.link_latency_ns) * 1e-9)
+                            ->seal();
+      zone->add_route(h->get_netpoint(), (*server)->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
+    }
+    zone->seal();
+  } else {
+    try {
+      engine.load_platform(p.xml);
+    } catch (const std::exception& e) {
+      throw ConfigError("/platform/xml", std::string("cannot load SimGrid platform: ") + e.what());
+    }
+    *server = engine.host_by_name_or_null(p.server);
+    if (!*server) throw ConfigError("/platform/server", "no host \"" + p.server + "\" in " + p.xml);
+  }
+  std::vector<ClientPath> paths;
+  for (std::size_t i = 0; i < p.clients.size(); ++i) {
+    const ClientSpec& c = p.clients[i];
+    sg4::Host* h = engine.host_by_name_or_null(c.name);
+    if (!h) throw ConfigError("/platform/clients/" + std::to_string(i) + "/name", "no host \"" + c.name + "\"");
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    h->route_to(*server, links, &latency);
+    double bw = 1e18;
+    for (sg4::Link* l : links) bw = std::min(bw, l->get_bandwidth());
+    ClientPath cp;
+    cp.name = c.name;
+    cp.latency_ns = simgrid_to_nanos(latency);
+    cp.bandwidth_gbps = links.empty() ? c.link_gbps : bw * 8.0 / 1e9;
+    cp.nic = static_cast<int>(c.nic);
+    paths.push_back(cp);
+  }
+  return paths;
+}
+
+}  // namespace
+
+Json validate_scenario(Json doc, const RunOptions& opt) {
+  const Scenario s = prepare(doc, opt);
+  return resolve_scenario(s);
+}
+
+Json make_context(const Json& resolved) {
+  Json c;
+  c["napisim_version"] = NAPISIM_VERSION;
+  c["git_sha"] = NAPISIM_GIT_SHA;
+  c["build_type"] = NAPISIM_BUILD_TYPE;
+  c["compiler"] = std::string("g++ ") + __VERSION__;
+  c["simgrid_version"] = std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR);
+  c["scenario"] = resolved.value("name", "unnamed");
+  c["scenario_sha256"] = sha256_hex(resolved.dump());
+  c["seed"] = resolved.value("seed", 0);
+  c["run"] = resolved.value("run", 0);
+  return c;
+}
+
+Json run_scenario(Json doc, const RunOptions& opt) {
+  const Scenario s = prepare(doc, opt);
+  const Json resolved = resolve_scenario(s);
+  if (g_engine_used.exchange(true))
+    throw std::logic_error("napisim: SimGrid allows one simulation per process; run each scenario in a new process");
+
+  // Silence SimGrid's own logging; napisim prints its results itself.
+  std::vector<std::string> args = {"napisim", "--log=root.thres:critical", "--cfg=surf/precision:1e-9"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  sg4::Engine engine(&argc, argv.data());
+
+  sg4::Host* server = nullptr;
+  const std::vector<ClientPath> paths = build_platform(engine, s, &server);
+  Simulation sim(s, paths);
+  auto model = std::make_shared<HostResourceModel>(sim.host());
+  engine.add_model(model, {});
+
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double warmup = to_seconds(sim.warmup_end());
+  const double end = to_seconds(sim.run_end());
+  const bool progress = opt.progress;
+  sg4::Actor::create("control", server, [&sim, warmup, end, progress, wall0] {
+    // Low-rate control plane: phase changes (and the progress line) at their own wake-up times.
+    auto report = [&](bool final_line) {
+      if (!progress) return;
+      const double now = sg4::Engine::get_clock();
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      const double eps = wall > 0 ? static_cast<double>(sim.host().events_processed()) / wall : 0;
+      const double eta = now > 0 ? wall * (end - now) / now : 0;
+      std::fprintf(stderr, "\rnapisim: t=%.3f/%.3f s  %.2e events/s  ETA %.0f s   %s", now, end, eps, eta,
+                   final_line ? "\n" : "");
+    };
+    const double step = std::max(end / 50.0, 1e-3);
+    sg4::this_actor::sleep_until(warmup);
+    sim.begin_measurement();
+    while (sg4::Engine::get_clock() + 1e-12 < end) {
+      sg4::this_actor::sleep_until(std::min(end, sg4::Engine::get_clock() + step));
+      report(false);
+    }
+    sim.end_measurement();
+    report(true);
+  });
+  sim.start();
+  engine.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  Json result = sim.result(make_context(resolved));
+  if (progress || std::getenv("NAPISIM_TIMING")) {
+    std::fprintf(stderr, "napisim: %.3f simulated s in %.2f wall s, %.2e events/s, %.2f wall s per simulated s\n",
+                 end, wall, static_cast<double>(sim.host().events_processed()) / std::max(wall, 1e-9),
+                 wall / std::max(end, 1e-9));
+  }
+  return result;
+}
+
+}  // namespace napisim

@@ -1,1 +1,244 @@
-// placeholder
+#include "sim/workloads/tcp_rr.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/hw/rss.hpp"
+
+namespace napisim {
+
+namespace {
+std::string pct_key(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%g", p);
+  return buf;
+}
+}  // namespace
+
+void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) {
+  k_ = &k;
+  paths_ = paths;
+  k.set_peer(this);
+  for (const ClientPath& cp : paths_) {
+    Port port;
+    port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
+    client_ports_.push_back(port);
+    to_client_.emplace_back(256);
+  }
+  // Server threads.
+  const int n = k.nr_cpus();
+  const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
+  std::vector<int> cpus;
+  for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
+  for (std::int64_t i = 0; i < p_.num_threads; ++i) {
+    CpuMask m = allowed;
+    if (p_.pin_cpu) {
+      m = CpuMask(n);
+      m.set(cpus[static_cast<std::size_t>(i) % cpus.size()]);
+    }
+    Task& t = k.create_task("tcp_rr/" + std::to_string(i), TaskKind::kUser, m, SchedPolicy::kNormal,
+                            static_cast<int>(p_.server_nice));
+    Epoll& ep = k.add_epoll();
+    epolls_.push_back(&ep);
+    t.body = server_thread(t, ep);
+    k.start_task(t, m.test(cpus[static_cast<std::size_t>(i) % cpus.size()]) ? cpus[static_cast<std::size_t>(i) % cpus.size()]
+                                                                              : m.first());
+  }
+  // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:12867 (neper's data port).
+  Rng spread = rng.stream("tcp_rr/flows");
+  (void)spread;
+  for (std::int64_t f = 0; f < p_.num_flows; ++f) {
+    const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
+    const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
+                          static_cast<std::uint16_t>(40000 + f % 25000), 12867};
+    const int nic = paths_[static_cast<std::size_t>(host)].nic;
+    Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+    if (flows_.size() <= static_cast<std::size_t>(s.id)) flows_.resize(static_cast<std::size_t>(s.id) + 1);
+    Flow& fl = flows_[static_cast<std::size_t>(s.id)];
+    fl.sock = s.id;
+    fl.host = host;
+    // reuseport_select_sock(): reciprocal_scale(hash, nr_socks).
+    fl.thread = static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
+    k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
+  }
+}
+
+void TcpRr::start() {
+  // Flows start within the first 10 us, as neper's threads connect and start almost together.
+  Rng r = Rng(0x5eed);
+  for (const Flow& f : flows_) {
+    if (f.sock < 0) continue;
+    k_->host().schedule(static_cast<Nanos>(r.uniform_int(10000)), Prio::kWire, this, kStart,
+                        static_cast<std::uint64_t>(f.sock));
+  }
+}
+
+void TcpRr::begin_measurement() {
+  measuring_ = true;
+  measure_start_ = k_->now();
+  hist_.reset();
+  measured_ = 0;
+}
+
+void TcpRr::end_measurement() {
+  measuring_ = false;
+  measure_end_ = k_->now();
+}
+
+Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
+  std::vector<int> events;
+  events.reserve(static_cast<std::size_t>(p_.maxevents));
+  Kernel& k = *k_;
+  for (;;) {
+    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
+    for (int i = 0; i < n; ++i) {
+      Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
+      Flow& f = flows_[static_cast<std::size_t>(s.id)];
+      // neper's per-event user-space work (state machine, bookkeeping): a return-to-user point.
+      co_await k.exec(k.task_ctx(t, CpuClass::kUser), 200);
+      f.req_got += co_await k.sys_recv(t, s, p_.buffer_size);
+      while (f.req_got >= p_.request_size) {
+        f.req_got -= p_.request_size;
+        for (std::int64_t left = p_.response_size; left > 0;) {
+          const std::int64_t chunk = std::min(left, p_.buffer_size);
+          co_await k.sys_send(t, s, chunk);
+          left -= chunk;
+        }
+      }
+      // Level-triggered epoll: a socket that is still readable is reported again.
+      if (s.rx_avail > 0 && !s.on_ready_list) {
+        ep.ready.push_back(s.id);
+        s.on_ready_list = true;
+      }
+    }
+  }
+}
+
+void TcpRr::send_request(Flow& f) {
+  f.req_start = k_->now();
+  f.in_flight = true;
+  ++sent_;
+  const std::int64_t mss = k_->params().net.mss;
+  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
+  const Nanos depart = k_->now() + p_.client_tx_ns;
+  for (std::int64_t left = p_.request_size; left > 0;) {
+    const std::int64_t b = std::min(left, max_train);
+    const auto segs = static_cast<std::uint32_t>((b + mss - 1) / mss);
+    client_send(f.host, Train{f.sock, static_cast<std::uint32_t>(b), segs, false}, depart);
+    left -= b;
+  }
+}
+
+void TcpRr::client_send(int host, const Train& tr, Nanos depart) {
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
+  const Nanos on_link = client_ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
+  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
+  to_server_.push_back(tr);
+  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+}
+
+void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
+  switch (kind) {
+    case kStart:
+      send_request(flows_[arg]);
+      break;
+    case kServerArrive: {
+      const Train tr = to_server_.front();
+      to_server_.pop_front();
+      RxEntry e;
+      e.sock = tr.sock;
+      e.segs = tr.segs;
+      e.bytes = tr.bytes;
+      e.ack_only = tr.ack_only;
+      k_->nic_rx(static_cast<int>(arg), e);
+      break;
+    }
+    case kClientArrive: {
+      const Train tr = to_client_[arg].front();
+      to_client_[arg].pop_front();
+      if (tr.ack_only) break;
+      Flow& f = flows_[static_cast<std::size_t>(tr.sock)];
+      f.resp_got += tr.bytes;
+      if (tr.segs >= 2) client_send(f.host, Train{tr.sock, 0, 1, true}, k_->now());
+      if (f.resp_got < p_.response_size) break;
+      f.resp_got -= p_.response_size;
+      f.in_flight = false;
+      ++completed_;
+      if (measuring_ && !stopped_) {
+        ++measured_;
+        hist_.record(k_->now() - f.req_start);
+        if (p_.num_transactions > 0 && measured_ >= static_cast<std::uint64_t>(p_.num_transactions)) {
+          stopped_ = true;
+          nth_done_ = k_->now();
+        }
+      }
+      if (!stopped_) send_request(f);
+      break;
+    }
+    case kRetransmit: {
+      const Train tr = retransmits_.front();
+      retransmits_.pop_front();
+      ++retransmitted_;
+      client_send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
+      break;
+    }
+    default:
+      NAPISIM_ASSERT(false, "unknown tcp_rr event");
+  }
+}
+
+void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+  const int host = flows_[static_cast<std::size_t>(sock)].host;
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  to_client_[static_cast<std::size_t>(host)].push_back(Train{sock, bytes, segs, ack_only});
+  k_->host().schedule(wire_done + path.latency_ns + p_.client_rx_ns, Prio::kWire, this, kClientArrive,
+                      static_cast<std::uint64_t>(host));
+}
+
+void TcpRr::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
+  drops_ += segs;
+  if (bytes == 0) return;  // lost pure ACKs are not retransmitted
+  retransmits_.push_back(Train{sock, bytes, segs, false});
+  k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, 0);
+}
+
+void TcpRr::report(Json& summary, Json& workload) const {
+  const Nanos end = stopped_ ? nth_done_ : measure_end_;
+  const double secs = to_seconds(end - measure_start_);
+  summary["transactions"] = measured_;
+  summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
+  Json lat;
+  lat["count"] = hist_.count();
+  lat["min"] = hist_.min();
+  lat["max"] = hist_.max();
+  lat["mean"] = hist_.mean();
+  lat["stddev"] = hist_.stddev();
+  std::vector<double> ps = {50, 90, 95, 99, 99.9, 99.99};
+  for (double p : p_.percentiles)
+    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+  std::sort(ps.begin(), ps.end());
+  for (double p : ps) lat[pct_key(p)] = hist_.percentile(p);
+  summary["latency_ns"] = lat;
+  workload["type"] = "tcp_rr";
+  workload["num_flows"] = p_.num_flows;
+  workload["num_threads"] = p_.num_threads;
+  workload["request_size"] = p_.request_size;
+  workload["response_size"] = p_.response_size;
+  workload["buffer_size"] = p_.buffer_size;
+  workload["maxevents"] = p_.maxevents;
+  workload["percentiles"] = p_.percentiles;
+  workload["pin_cpu"] = p_.pin_cpu;
+}
+
+Json TcpRr::conservation() const {
+  std::uint64_t in_flight = 0;
+  for (const Flow& f : flows_) in_flight += f.in_flight ? 1 : 0;
+  return Json{{"sent", sent_},
+              {"answered", completed_},
+              {"in_flight", in_flight},
+              {"ring_drop_segments", drops_},
+              {"retransmitted_trains", retransmitted_}};
+}
+
+}  // namespace napisim

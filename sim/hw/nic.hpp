@@ -1,0 +1,126 @@
+// napisim: a multi-queue NIC (mlx5-like channels) and Ethernet ports.
+//
+// A channel is an RX/TX queue pair sharing one completion interrupt (MSI-X vector) and one NAPI,
+// as in mlx5e (mlx5e_napi_poll polls TX then RX completion queues). Packets are carried as
+// trains: a TSO/GSO super-packet of `segs` MSS segments of one flow arriving back to back, which
+// occupies `segs` RX descriptors. The RX path processes them segment by segment (budgets count
+// segments) and GRO merges the train back into one skb.
+//
+// Interrupt moderation (ethtool -C rx-usecs / rx-frames, adaptive-rx via lib/dim) follows the
+// generic semantics of kernel-napi.md 8.1: once the CQ is armed, the first completion starts an
+// rx-usecs timer; the interrupt fires when it expires or when rx-frames completions accumulate,
+// whichever comes first. The CQ stays disarmed (interrupt masked) until the driver re-arms it
+// after napi_complete_done() returns true.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/fifo.hpp"
+#include "sim/core/time.hpp"
+#include "sim/hw/dim.hpp"
+#include "sim/hw/rss.hpp"
+#include "sim/kernel/napi.hpp"
+#include "sim/params/fields.hpp"
+
+namespace napisim {
+
+/// Bytes on the wire per segment besides payload: preamble+SFD 8, IFG 12, Ethernet 14, FCS 4,
+/// IPv4 20, TCP 20 + timestamps 12.
+inline constexpr std::int64_t kWireOverheadBytes = 90;
+
+struct NicParams {
+  std::string name = "eth0";
+  std::int64_t numa_node = 0;
+  std::int64_t queues = 8;            // combined channels (ethtool -L combined)
+  std::int64_t ring_size = 1024;      // RX descriptors per queue (ethtool -G rx)
+  double speed_gbps = 100.0;
+  std::int64_t rx_usecs = 8;          // ethtool -C rx-usecs (mlx5 default 8)
+  std::int64_t rx_frames = 128;       // ethtool -C rx-frames (mlx5 default 128)
+  std::int64_t tx_usecs = 16;         // ethtool -C tx-usecs
+  std::int64_t tx_frames = 32;        // ethtool -C tx-frames
+  bool adaptive_rx = false;           // ethtool -C adaptive-rx: lib/dim picks (usecs, frames)
+  std::string irq_affinity = "";      // cpulist; queue i -> i-th cpu of the list (wrapping); "" = the NIC node's cpus
+  std::int64_t napi_defer_hard_irqs = 0;  // /sys/class/net/DEV/napi_defer_hard_irqs
+  std::int64_t gro_flush_timeout_ns = 0;  // /sys/class/net/DEV/gro_flush_timeout
+
+  template <class V>
+  static void fields(V& v) {
+    v("name", &NicParams::name, "", "Device name");
+    v("numa_node", &NicParams::numa_node, "", "NUMA node the NIC is attached to", Range{0, 64});
+    v("queues", &NicParams::queues, "queues", "Combined RX/TX channels, one MSI-X vector and one NAPI each",
+      Range{1, 1024});
+    v("ring_size", &NicParams::ring_size, "descriptors", "RX ring size per queue; a full ring drops",
+      Range{1, 65536});
+    v("speed_gbps", &NicParams::speed_gbps, "Gb/s", "Port line rate", Range{0.001, 1e4});
+    v("rx_usecs", &NicParams::rx_usecs, "us", "RX interrupt moderation delay (0 = interrupt per packet)",
+      Range{0, 100000});
+    v("rx_frames", &NicParams::rx_frames, "frames", "RX completions that force an interrupt", Range{1, 65536});
+    v("tx_usecs", &NicParams::tx_usecs, "us", "TX completion moderation delay", Range{0, 100000});
+    v("tx_frames", &NicParams::tx_frames, "frames", "TX completions that force an interrupt", Range{1, 65536});
+    v("adaptive_rx", &NicParams::adaptive_rx, "", "Adaptive RX moderation (lib/dim net_dim, EQE profiles)");
+    v("irq_affinity", &NicParams::irq_affinity, "cpulist",
+      "CPUs taking the queue interrupts: queue i goes to the i-th listed CPU (wrapping); empty = the NIC's node");
+    v("napi_defer_hard_irqs", &NicParams::napi_defer_hard_irqs, "polls",
+      "Device default napi_defer_hard_irqs: empty polls before the IRQ is re-armed", Range{0, 2147483647});
+    v("gro_flush_timeout_ns", &NicParams::gro_flush_timeout_ns, "ns",
+      "Device default gro_flush_timeout: the re-poll timer of IRQ deferral", Range{0, 1e10});
+  }
+  bool operator==(const NicParams&) const = default;
+};
+
+/// One RX descriptor run: a train of `segs` segments of one flow.
+struct RxEntry {
+  std::int32_t sock = -1;       // server socket (flow) index
+  std::uint32_t segs = 1;
+  std::uint32_t bytes = 0;      // payload bytes of the whole train
+  bool ack_only = false;        // pure ACK(s), no payload
+  std::uint32_t polled = 0;     // segments already reaped by the driver
+};
+
+/// A transmit port: line-rate serialization, FIFO.
+struct Port {
+  double ns_per_byte = 0.08;
+  Nanos busy_until = 0;
+  /// Serializes `wire_bytes` starting no earlier than `now`; returns when the last bit leaves.
+  Nanos transmit(Nanos now, std::int64_t wire_bytes) {
+    const Nanos start = now > busy_until ? now : busy_until;
+    busy_until = start + static_cast<Nanos>(static_cast<double>(wire_bytes) * ns_per_byte + 0.5);
+    return busy_until;
+  }
+};
+
+struct Nic;
+
+struct Channel {
+  int id = 0;
+  Nic* nic = nullptr;
+  Fifo<RxEntry> ring{64};
+  std::int64_t ring_pkts = 0;     // descriptors in use
+  std::int64_t tx_pending = 0;    // TX completions not yet reaped
+  int irq_cpu = 0;
+  bool irq_armed = true;          // CQ armed: a completion may raise the interrupt
+  Timer coal_timer;
+  std::int64_t coal_frames = 0;   // completions since the CQ was armed
+  Napi napi;
+  std::unique_ptr<NetDim> dim;
+  int rx_usecs = 0, rx_frames = 1;  // current moderation (static or from DIM)
+  // statistics
+  std::uint64_t irqs = 0, rx_pkts = 0, rx_bytes = 0, drops = 0, tx_pkts = 0, tx_bytes = 0;
+  std::uint64_t dim_events = 0;
+};
+
+struct Nic {
+  NicParams params;
+  int index = 0;
+  std::vector<std::unique_ptr<Channel>> channels;
+  std::unique_ptr<Rss> rss;
+  Port tx_port;   // server -> wire
+  Port rx_port;   // wire -> server (the switch port feeding the NIC)
+  std::vector<int> xps;  // transmit queue per CPU (XPS: the queue whose IRQ the CPU takes)
+};
+
+}  // namespace napisim

@@ -1,0 +1,75 @@
+// napisim: CPU cost parameters, in ns of CPU time at full core speed.
+//
+// Defaults come from public measurements where one exists (kernel-napi.md 8.5) and are otherwise
+// the stated inference, to be replaced by `napisim calibrate`. The same set applies to every
+// receive-path strategy: differences between strategies must come from where and when work runs.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/params/fields.hpp"
+
+namespace napisim {
+
+struct CostParams {
+  // Interrupts and softirq entry.
+  std::int64_t hardirq_ns = 400;         // irq entry/exit + driver handler (mask CQ, napi_schedule) [INFER]
+  std::int64_t softirq_entry_ns = 100;   // one __do_softirq pass: pending snapshot, irq on/off [INFER]
+  std::int64_t ipi_send_ns = 150;        // smp_call_function_single_async on the sender [INFER]
+  std::int64_t ipi_latency_ns = 1000;    // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
+  std::int64_t ipi_handler_ns = 250;     // IPI receive: irq entry/exit + handler [INFER]
+  std::int64_t cstate_exit_ns = 0;       // extra wake-up latency of an idle CPU (0 = polling idle)
+  std::int64_t tick_ns = 300;            // scheduler_tick work per jiffy on a busy CPU [INFER]
+  // NAPI / driver / GRO.
+  std::int64_t napi_poll_ns = 150;       // fixed cost of one napi->poll() call [INFER]
+  std::int64_t rx_pkt_ns = 120;          // per RX descriptor: reap, skb build (4 cache lines) [MEAS range 100-300]
+  std::int64_t gro_seg_ns = 40;          // per segment GRO merge [INFER]
+  std::int64_t tx_completion_ns = 60;    // per TX completion (free skb) [INFER]
+  // Protocol stack.
+  std::int64_t rx_skb_ns = 700;          // IP + tcp_v4_rcv + queue to socket, per (GRO) skb [INFER 300-1000]
+  std::int64_t rx_ack_ns = 350;          // pure ACK processing (tcp_ack) per skb [INFER]
+  std::int64_t sk_data_ready_ns = 250;   // sock_def_readable -> ep_poll_callback, excluding the wakeup [INFER]
+  std::int64_t wakeup_ns = 400;          // try_to_wake_up on the waker: select_task_rq, enqueue [INFER]
+  std::int64_t tx_ack_ns = 400;          // tcp_send_ack from softirq, incl. dev_queue_xmit [INFER]
+  // Syscalls and application side.
+  std::int64_t syscall_ns = 100;         // syscall entry/exit [MEAS-ish, 50-150 ns]
+  std::int64_t epoll_wait_ns = 250;      // ep_poll bookkeeping per call [INFER]
+  std::int64_t epoll_event_ns = 40;      // per returned event [INFER]
+  std::int64_t recv_ns = 350;            // tcp_recvmsg fixed part [INFER]
+  std::int64_t send_ns = 900;            // tcp_sendmsg + tcp_write_xmit + ip_output + xmit, fixed part [INFER]
+  std::int64_t tx_tso_ns = 250;          // per TSO super-packet on transmit [INFER]
+  std::int64_t copy_ns_per_kb = 80;      // copy to/from user, ~12.5 GB/s [INFER]
+  std::int64_t ctx_switch_ns = 1200;     // context switch [MEAS 1.07-3.5 us, low authority]
+
+  template <class V>
+  static void fields(V& v) {
+    const Range r{0, 1e9};
+    v("hardirq_ns", &CostParams::hardirq_ns, "ns", "Hard interrupt: entry/exit and driver handler", r);
+    v("softirq_entry_ns", &CostParams::softirq_entry_ns, "ns", "One __do_softirq() pass", r);
+    v("ipi_send_ns", &CostParams::ipi_send_ns, "ns", "Sending an IPI", r);
+    v("ipi_latency_ns", &CostParams::ipi_latency_ns, "ns", "IPI delivery latency to another CPU", r);
+    v("ipi_handler_ns", &CostParams::ipi_handler_ns, "ns", "IPI handler on the receiving CPU", r);
+    v("cstate_exit_ns", &CostParams::cstate_exit_ns, "ns", "Extra latency before an idle CPU starts work", r);
+    v("tick_ns", &CostParams::tick_ns, "ns", "Scheduler tick work on a busy CPU", r);
+    v("napi_poll_ns", &CostParams::napi_poll_ns, "ns", "Fixed cost of one napi->poll() call", r);
+    v("rx_pkt_ns", &CostParams::rx_pkt_ns, "ns", "Driver RX per packet: descriptor reap and skb build", r);
+    v("gro_seg_ns", &CostParams::gro_seg_ns, "ns", "GRO per received segment", r);
+    v("tx_completion_ns", &CostParams::tx_completion_ns, "ns", "Per TX completion", r);
+    v("rx_skb_ns", &CostParams::rx_skb_ns, "ns", "IP + TCP receive per (GRO-merged) skb", r);
+    v("rx_ack_ns", &CostParams::rx_ack_ns, "ns", "Pure ACK receive per skb", r);
+    v("sk_data_ready_ns", &CostParams::sk_data_ready_ns, "ns", "sk_data_ready + ep_poll_callback", r);
+    v("wakeup_ns", &CostParams::wakeup_ns, "ns", "try_to_wake_up on the waking CPU", r);
+    v("tx_ack_ns", &CostParams::tx_ack_ns, "ns", "Sending a pure ACK from softirq", r);
+    v("syscall_ns", &CostParams::syscall_ns, "ns", "Syscall entry and exit", r);
+    v("epoll_wait_ns", &CostParams::epoll_wait_ns, "ns", "epoll_wait() bookkeeping per call", r);
+    v("epoll_event_ns", &CostParams::epoll_event_ns, "ns", "epoll_wait() per returned event", r);
+    v("recv_ns", &CostParams::recv_ns, "ns", "tcp_recvmsg() fixed cost", r);
+    v("send_ns", &CostParams::send_ns, "ns", "tcp_sendmsg() through dev_queue_xmit(), fixed cost", r);
+    v("tx_tso_ns", &CostParams::tx_tso_ns, "ns", "Per TSO super-packet transmitted", r);
+    v("copy_ns_per_kb", &CostParams::copy_ns_per_kb, "ns/KiB", "User copy cost per KiB", r);
+    v("ctx_switch_ns", &CostParams::ctx_switch_ns, "ns", "Context switch", r);
+  }
+  bool operator==(const CostParams&) const = default;
+};
+
+}  // namespace napisim

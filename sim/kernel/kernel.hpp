@@ -1,0 +1,338 @@
+// napisim: the simulated Linux kernel of the server host.
+//
+// One object holds the per-CPU execution engine, the scheduler, the softirq engine, NAPI and the
+// NIC driver glue, sockets and epoll. Its methods are split by subsystem, one .cpp each, named
+// after the kernel files they mirror:
+//   cpu.cpp      execution contexts (hardirq > softirq > task), segments, time accounting, SMT
+//   sched.cpp    kernel/sched/core.c + fair.c glue: try_to_wake_up, schedule, tick, balance, PSI
+//   softirq.cpp  kernel/softirq.c: raise_softirq, irq_exit/invoke_softirq, handle_softirqs, ksoftirqd
+//   napi.cpp     net/core/dev.c: napi_schedule, net_rx_action, __napi_poll, napi_complete_done,
+//                napi_watchdog, threaded NAPI poll loop
+//   nic.cpp      the driver (mlx5e-like napi poll, CQ arming) and the NIC (RSS, rings, moderation)
+//   socket.cpp   TCP receive/transmit glue, sk_data_ready, epoll_wait, recv/send syscalls
+//
+// Execution model. Each CPU has three context levels: hardirq (2) > softirq (1) > task (0). Code
+// at each level is a Proc coroutine that consumes CPU time by awaiting exec(ctx, ns); only the
+// highest active level makes progress, so a hardirq preempts softirq and task work at once and
+// they resume afterwards with their remaining work. Coroutines are resumed only from this
+// object's event handler. Time is accounted per CPU by class, and task time feeds the scheduler
+// (update_curr), excluding interrupt time when CONFIG_IRQ_TIME_ACCOUNTING is on.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/fifo.hpp"
+#include "sim/core/host_model.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/hw/nic.hpp"
+#include "sim/hw/topology.hpp"
+#include "sim/kernel/costs.hpp"
+#include "sim/kernel/fair.hpp"
+#include "sim/kernel/napi.hpp"
+#include "sim/kernel/params.hpp"
+#include "sim/kernel/proc.hpp"
+#include "sim/kernel/rt.hpp"
+#include "sim/kernel/socket.hpp"
+#include "sim/kernel/task.hpp"
+#include "sim/kernel/wake.hpp"
+
+namespace napisim {
+
+namespace softirq_nr {
+constexpr int kHi = 0, kTimer = 1, kNetTx = 2, kNetRx = 3;
+}
+
+/// Where a piece of kernel code runs: a task (task != nullptr, on task->cpu) or an interrupt
+/// level of one CPU. `cls` is the class its CPU time is charged to.
+struct Ctx {
+  int cpu = 0;
+  Task* task = nullptr;
+  std::uint8_t level = 0;  // 0 task, 1 softirq, 2 hardirq
+  CpuClass cls = CpuClass::kSystem;
+};
+
+/// Per-CPU softnet_data (net/core/dev.c).
+struct SoftnetData {
+  NapiList poll_list;
+  bool in_net_rx_action = false;
+  bool in_napi_threaded_poll = false;
+  std::uint64_t processed = 0, dropped = 0, time_squeeze = 0, received_rps = 0;
+};
+
+struct Cpu {
+  int id = 0;
+  Slot hardirq, softirq;
+  Proc<void> hardirq_proc, softirq_proc;
+  Task* curr = nullptr;  // nullptr: the idle task
+  Task* ksoftirqd = nullptr;
+  Fifo<std::uint64_t> pending_irqs{8};
+  std::uint32_t softirq_pending = 0;
+  bool serving_softirq = false;  // SOFTIRQ_OFFSET: inside handle_softirqs
+  bool need_resched = false;
+  int ttwu_pending = 0;          // queued remote wakeups (makes the CPU non-idle to placement)
+  Nanos switch_remaining = 0;    // context-switch work before curr resumes
+  // The running segment.
+  Timer seg_timer;
+  Nanos seg_start = 0;           // when the top slot's segment (re)started executing
+  Nanos last_update = 0;
+  int speed_milli = 1000;        // SMT: per-thread speed while the sibling is busy
+  bool busy = false;
+  bool ready = false;            // the top slot waits to be resumed now
+  CpuClass acct_cls = CpuClass::kIdle;
+  std::array<Nanos, kNumCpuClasses> time{};
+  Nanos task_exec_accum = 0;     // task time not yet charged with update_curr()
+  // Scheduler.
+  std::unique_ptr<FairRq> cfs;
+  std::unique_ptr<RtRq> rt;
+  Timer tick_timer;
+  Nanos last_balance = 0;
+  // PELT-like utilization (for SIS_UTIL and wake_affine_weight).
+  double util = 0;
+  Nanos util_stamp = 0;
+  bool util_busy = false;
+  // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
+  Nanos psi_stamp = 0;
+  bool psi_some = false, psi_nonidle = false;
+  Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
+  // softnet
+  SoftnetData sd;
+  WaitQueue ksoftirqd_wq;
+  // statistics
+  std::uint64_t irqs = 0, ctx_switches = 0, softirq_runs = 0, ksoftirqd_wakeups = 0, ipis = 0;
+};
+
+/// The receive-path peer: what happens to a packet once the server transmits it.
+class WirePeer {
+ public:
+  virtual ~WirePeer() = default;
+  /// A train left the server's port at `wire_done` (last bit on the wire).
+  virtual void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) = 0;
+  /// The NIC dropped `segs` segments of a train from this socket's peer (ring full): the peer
+  /// retransmits (TCP RTO).
+  virtual void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) = 0;
+};
+
+class Kernel : public EventSink, public WakeView {
+ public:
+  Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  // ---- setup -------------------------------------------------------------------------------
+  /// Creates a task; the caller sets t.body then calls start_task(). Kthreads are SCHED_NORMAL nice 0
+  /// unless set otherwise (kernel/kthread.c).
+  Task& create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy = SchedPolicy::kNormal,
+                    int nice = 0, int rt_priority = 0);
+  /// Wakes a created task for the first time (wake_up_new_task), on `cpu` or the first allowed CPU.
+  void start_task(Task& t, int cpu = -1);
+  void set_task_nice(Task& t, int nice);
+  Nic& add_nic(const NicParams& p, const std::string& path);
+  Socket& add_socket(int nic, std::uint32_t hash);
+  Epoll& add_epoll();
+  void set_peer(WirePeer* peer) { peer_ = peer; }
+
+  // ---- accessors ---------------------------------------------------------------------------
+  HostModel& host() { return host_; }
+  Nanos now() const { return host_.now(); }
+  const Topology& topo() const { return topo_; }
+  const KernelParams& params() const { return kp_; }
+  const CostParams& costs() const { return costs_; }
+  int nr_cpus() const { return static_cast<int>(cpus_.size()); }
+  Cpu& cpu(int i) { return *cpus_[static_cast<std::size_t>(i)]; }
+  const Cpu& cpu(int i) const { return *cpus_[static_cast<std::size_t>(i)]; }
+  std::vector<std::unique_ptr<Task>>& tasks() { return tasks_; }
+  std::vector<std::unique_ptr<Nic>>& nics() { return nics_; }
+  Socket& socket(int id) { return *sockets_[static_cast<std::size_t>(id)]; }
+  std::vector<Napi*>& napis() { return napis_; }
+  Nanos tick_period() const { return tick_ns_; }
+  std::int64_t jiffies() const { return now() / tick_ns_; }
+  std::int64_t usecs_to_jiffies(std::int64_t us) const;
+  std::int64_t msecs_to_jiffies(std::int64_t ms) const { return usecs_to_jiffies(ms * 1000); }
+
+  // ---- execution engine (cpu.cpp) ------------------------------------------------------------
+  struct ExecAwait {
+    Kernel& k;
+    Ctx ctx;
+    Nanos cost;
+    bool await_ready() const noexcept { return cost <= 0; }
+    void await_suspend(std::coroutine_handle<> h) { k.begin_segment(ctx, h, cost); }
+    void await_resume() const noexcept {}
+  };
+  /// Consume `cost` ns of CPU in `ctx` (scaled by SMT speed; preemptible by higher levels).
+  ExecAwait exec(const Ctx& ctx, Nanos cost) { return ExecAwait{*this, ctx, cost}; }
+  Ctx task_ctx(Task& t, CpuClass cls) const { return Ctx{t.cpu, &t, 0, cls}; }
+  static int ctx_cpu(const Ctx& ctx) { return ctx.task ? ctx.task->cpu : ctx.cpu; }
+  void begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost);
+  /// Accounting and segment progress of `c` up to now.
+  void update_exec(Cpu& c);
+  /// Re-evaluates what runs on `c` (preemption point at return to task level) and arms its timer.
+  void dispatch(Cpu& c);
+  /// Resumes ready coroutines on `c` directly (only from this object's event handlers).
+  void run_ready(Cpu& c);
+  void on_event(std::uint32_t kind, std::uint64_t arg) override;
+
+  // ---- interrupts ----------------------------------------------------------------------------
+  enum IrqType : std::uint32_t { kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5 };
+  static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
+  /// Delivers a hard interrupt to `cpu` at `at`.
+  void raise_irq(int cpu, std::uint64_t code, Nanos at);
+
+  // ---- softirq (softirq.cpp) ----------------------------------------------------------------
+  bool in_interrupt(const Cpu& c) const;
+  void raise_softirq_irqoff(Cpu& c, int nr);  // __raise_softirq_irqoff: set the pending bit only
+  void raise_softirq(Cpu& c, int nr);         // raise_softirq_irqoff: + wake ksoftirqd outside interrupts
+  void wakeup_softirqd(Cpu& c);
+  Proc<void> handle_softirqs(Ctx ctx, bool ksirqd);
+  /// local_bh_enable() from task context: runs pending softirqs inline (as softirq-level work).
+  struct BhEnableAwait {
+    Kernel& k;
+    Task& t;
+    bool await_ready() noexcept;
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  BhEnableAwait local_bh_enable(Task& t) { return BhEnableAwait{*this, t}; }
+  void local_bh_disable(Task& t) { ++t.bh_disable; }
+
+  // ---- scheduler (sched.cpp) ----------------------------------------------------------------
+  struct SleepAwait {
+    Kernel& k;
+    Task& t;
+    WaitQueue& wq;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  /// Block the task on `wq` until wake_up(wq).
+  SleepAwait sleep_on(Task& t, WaitQueue& wq) { return SleepAwait{*this, t, wq}; }
+  struct CondReschedAwait {
+    Kernel& k;
+    Task& t;
+    bool await_ready() const noexcept;
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  /// cond_resched(): yield if need_resched is set.
+  CondReschedAwait cond_resched(Task& t) { return CondReschedAwait{*this, t}; }
+  /// wake_up(wq) from code running on `this_cpu`: true if a task was woken.
+  bool wake_up(WaitQueue& wq, int this_cpu);
+  bool try_to_wake_up(Task& t, int this_cpu);
+  void resched_curr(Cpu& target, int this_cpu);
+  void schedule(Cpu& c);
+  bool charge_curr(Cpu& c);  // update_curr(): returns true if the slice expired
+  void scheduler_tick(Cpu& c);
+  void psi_update(Cpu& c);
+  void util_update(Cpu& c);
+  int nr_running_of(const Cpu& c) const;
+
+  // WakeView (placement reads this; softirq activity is invisible, as in the kernel).
+  bool idle_cpu(int cpu) const override;
+  bool sched_idle_cpu(int cpu) const override;
+  int nr_running(int cpu) const override;
+  std::int64_t cpu_load(int cpu) const override;
+  std::int64_t cpu_util(int cpu) const override;
+
+  // ---- NAPI (napi.cpp) ----------------------------------------------------------------------
+  bool napi_schedule_prep(Napi& n);
+  void napi_schedule(Cpu& c, Napi& n);          // napi_schedule(): prep + __napi_schedule
+  void napi_schedule_local(Cpu& c, Napi& n);    // ____napi_schedule on this CPU's softnet_data
+  bool napi_complete_done(Cpu& c, Napi& n, int work_done);
+  Proc<void> net_rx_action(Ctx ctx);
+  Proc<int> napi_poll(Ctx ctx, Napi& n, bool& repoll);  // __napi_poll
+  void napi_watchdog(Cpu& c, Napi& n);
+  Proc<void> napi_threaded_poll(Task& t, Napi& n);     // napi_threaded_poll kthread body
+  /// Makes a NAPI threaded: creates its kthread "napi/<dev>-<id>" (dev_set_threaded).
+  Task& napi_set_threaded(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority);
+
+  // ---- driver and NIC (nic.cpp) -------------------------------------------------------------
+  Proc<int> driver_poll(Ctx ctx, Napi& n, int budget);  // mlx5e_napi_poll-like
+  /// A train reaches the NIC from the wire (called by the workload at arrival time).
+  void nic_rx(int nic, const RxEntry& e);
+  /// The switch->server port: when a train of `wire_bytes` sent at `t` is fully received.
+  Nanos nic_ingress(int nic, Nanos t, std::int64_t wire_bytes);
+  void nic_arm_irq(Channel& ch);
+  void nic_completion(Channel& ch, std::int64_t n, bool tx);
+  void nic_fire_irq(Channel& ch);
+  int txq_of_cpu(const Nic& nic, int cpu) const;
+  void nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only);
+
+  // ---- sockets (socket.cpp) -----------------------------------------------------------------
+  struct Skb {
+    std::int32_t sock;
+    std::uint32_t segs;
+    std::uint32_t bytes;
+    bool ack_only;
+    int napi_id;
+  };
+  void netif_receive_skb(Ctx ctx, const Skb& skb);  // -> tcp_v4_rcv
+  Nanos skb_cost(const Skb& skb) const;             // protocol cost charged before delivery
+  void sk_data_ready(Ctx ctx, Socket& s);
+  Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
+  Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
+  Proc<void> sys_send(Task& t, Socket& s, std::int64_t bytes);
+  void epoll_ctl_add(Epoll& ep, Socket& s);
+
+  // ---- results ------------------------------------------------------------------------------
+  /// Snapshot of every counter the results report (taken at warm-up end and at the end).
+  struct Snapshot {
+    Nanos t = 0;
+    std::vector<std::array<Nanos, kNumCpuClasses>> cpu_time;
+    std::vector<Nanos> psi_some, psi_nonidle;
+    std::vector<std::uint64_t> irqs, ctx_switches, time_squeeze, processed, ksoftirqd_wakeups;
+    std::uint64_t nic_irqs = 0, rx_pkts = 0, tx_pkts = 0, ring_drops = 0, rx_bytes = 0, tx_bytes = 0;
+    std::uint64_t napi_polls = 0, napi_full_polls = 0, nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
+  };
+  Snapshot snapshot();
+
+ private:
+  enum EventKind : std::uint32_t { kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6 };
+  Slot* top_slot(Cpu& c, int* level);
+  void arm_segment(Cpu& c);
+  void set_smt_busy(Cpu& c, bool busy);
+  void start_hardirq(Cpu& c, std::uint64_t code);
+  Proc<void> hardirq_body(Cpu& c, std::uint64_t code);
+  void handle_irq(Cpu& c, std::uint64_t code);
+  void hardirq_done(Cpu& c);
+  void irq_exit(Cpu& c);
+  void start_softirq(Cpu& c);
+  Proc<void> softirq_body(Cpu& c);
+  void softirq_done(Cpu& c);
+  Proc<void> ksoftirqd_body(Task& t, Cpu& c);
+  bool can_preempt_now(const Cpu& c) const;
+  void enqueue_task(Cpu& c, Task& t, unsigned flags);
+  void dequeue_task(Cpu& c, Task& t, unsigned flags);
+  void check_preempt(Cpu& c, Task& t, int this_cpu);
+  Task* pick_next_task(Cpu& c);
+  bool newidle_balance(Cpu& c);
+  void periodic_balance(Cpu& c);
+  void migrate_task(Task& t, Cpu& from, Cpu& to);
+  void task_exit(Task& t);
+  void ensure_tick(Cpu& c);
+  int select_task_rq(Task& t, int this_cpu);
+
+  HostModel& host_;
+  const Topology& topo_;
+  KernelParams kp_;
+  CostParams costs_;
+  FairParams fair_params_;
+  WakeParams wake_params_;
+  Nanos tick_ns_;
+  std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<std::unique_ptr<Nic>> nics_;
+  std::vector<std::unique_ptr<Socket>> sockets_;
+  std::vector<std::unique_ptr<Epoll>> epolls_;
+  std::vector<Napi*> napis_;
+  std::vector<Skb> skb_batch_;
+  WirePeer* peer_ = nullptr;
+  std::vector<std::pair<Kernel*, Cpu*>> irq_done_args_, softirq_done_args_;
+  std::vector<std::pair<Kernel*, Task*>> task_done_args_;
+};
+
+}  // namespace napisim

@@ -1,0 +1,105 @@
+// napisim: struct napi_struct and the per-CPU softnet_data poll list.
+//
+// State bits mirror include/linux/netdevice.h (NAPI_STATE_*) as of v6.13+ (kernel-napi.md 2.1).
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/time.hpp"
+#include "sim/kernel/waitqueue.hpp"
+
+namespace napisim {
+
+struct Task;
+struct Channel;
+class Kernel;
+struct Cpu;
+
+namespace napi_state {
+constexpr std::uint32_t kSched = 1u << 0;
+constexpr std::uint32_t kMissed = 1u << 1;
+constexpr std::uint32_t kDisable = 1u << 2;
+constexpr std::uint32_t kNpsvc = 1u << 3;
+constexpr std::uint32_t kListed = 1u << 4;
+constexpr std::uint32_t kNoBusyPoll = 1u << 5;
+constexpr std::uint32_t kInBusyPoll = 1u << 6;
+constexpr std::uint32_t kPreferBusyPoll = 1u << 7;
+constexpr std::uint32_t kThreaded = 1u << 8;
+constexpr std::uint32_t kSchedThreaded = 1u << 9;
+constexpr std::uint32_t kThreadedBusyPoll = 1u << 10;
+}  // namespace napi_state
+
+/// How ____napi_schedule() hands a NAPI to an executor, for strategies the mainline state bits do
+/// not express (workqueue NAPI, poller pools). Installed by a receive-path model.
+class NapiScheduleHook {
+ public:
+  virtual ~NapiScheduleHook() = default;
+  /// Called with the NAPI's SCHED bit already taken; must arrange for a poll.
+  virtual void schedule(Kernel& k, struct Napi& n, Cpu& this_cpu) = 0;
+};
+
+struct Napi {
+  int id = 0;                 // napi_id (>= MIN_NAPI_ID in the kernel; here an index)
+  Channel* ch = nullptr;      // device queue (null for a backlog NAPI)
+  int backlog_cpu = -1;       // softnet_data.backlog of this cpu
+  std::uint32_t state = 0;
+  int weight = 64;
+  // napi_defer_hard_irqs / gro_flush_timeout / irq_suspend_timeout (per NAPI, from the device).
+  std::int64_t defer_hard_irqs = 0;
+  Nanos gro_flush_timeout = 0;
+  Nanos irq_suspend_timeout = 0;
+  std::int64_t defer_hard_irqs_count = 0;
+  Timer timer;                // napi->timer (hrtimer, pinned to the arming CPU)
+  int timer_cpu = -1;
+  int list_owner = -1;
+  Napi* next = nullptr;       // poll_list link
+  bool on_list = false;
+  Task* thread = nullptr;     // threaded NAPI kthread
+  WaitQueue thread_wq;        // where the kthread sleeps in napi_thread_wait()
+  NapiScheduleHook* hook = nullptr;
+  // statistics
+  std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
+};
+
+/// An intrusive FIFO of NAPIs (sd->poll_list, repoll lists).
+struct NapiList {
+  Napi* head = nullptr;
+  Napi* tail = nullptr;
+  bool empty() const { return head == nullptr; }
+  void push_back(Napi* n) {
+    n->next = nullptr;
+    if (tail) tail->next = n; else head = n;
+    tail = n;
+    n->on_list = true;
+  }
+  Napi* pop_front() {
+    Napi* n = head;
+    if (!n) return nullptr;
+    head = n->next;
+    if (!head) tail = nullptr;
+    n->next = nullptr;
+    n->on_list = false;
+    return n;
+  }
+  /// list_splice_tail_init(other, this)
+  void splice_tail(NapiList& o) {
+    if (o.empty()) return;
+    if (tail) tail->next = o.head; else head = o.head;
+    tail = o.tail;
+    o.head = o.tail = nullptr;
+  }
+  void remove(Napi* n) {
+    Napi* prev = nullptr;
+    for (Napi* it = head; it; prev = it, it = it->next) {
+      if (it != n) continue;
+      if (prev) prev->next = it->next; else head = it->next;
+      if (tail == it) tail = prev;
+      it->next = nullptr;
+      it->on_list = false;
+      return;
+    }
+  }
+};
+
+}  // namespace napisim

@@ -1,0 +1,212 @@
+// napisim: the NIC driver and device (an mlx5e-like channel model).
+//
+//   mlx5e_completion_event()  hard IRQ -> napi_schedule(); the EQ/CQ stays disarmed
+//   mlx5e_napi_poll()         TX completions first (MLX5E_TX_CQ_POLL_BUDGET 128), then up to
+//                             `budget` RX descriptors; GRO merges each train (its last segment
+//                             carries PSH, so tcp_gro_receive flushes it at once) and hands skbs
+//                             up in gro_normal_batch lists; napi_complete_done() -> mlx5e_cq_arm()
+//   RSS                       Toeplitz hash -> 128-entry indirection table (sim/hw/rss.*)
+//   moderation                rx-usecs/rx-frames (static, or lib/dim when adaptive-rx is on)
+//   XPS                       a CPU transmits on the queue whose interrupt it takes
+#include <algorithm>
+
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+Nic& Kernel::add_nic(const NicParams& p, const std::string& path) {
+  if (p.numa_node >= topo_.nr_nodes())
+    throw ConfigError(path + "/numa_node", "expected a NUMA node < " + std::to_string(topo_.nr_nodes()) + ", got " +
+                                               std::to_string(p.numa_node));
+  auto nic = std::make_unique<Nic>();
+  nic->params = p;
+  nic->index = static_cast<int>(nics_.size());
+  nic->rss = std::make_unique<Rss>(static_cast<int>(p.queues));
+  nic->tx_port.ns_per_byte = 8.0 / p.speed_gbps;
+  nic->rx_port.ns_per_byte = 8.0 / p.speed_gbps;
+  std::vector<int> irq_cpus;
+  if (p.irq_affinity.empty()) {
+    irq_cpus = topo_.cpus_of_node(static_cast<int>(p.numa_node));
+  } else {
+    const CpuMask m = CpuMask::parse(p.irq_affinity, topo_.nr_cpus(), path + "/irq_affinity");
+    for (int c = m.first(); c >= 0; c = m.next(c)) irq_cpus.push_back(c);
+  }
+  if (irq_cpus.empty()) throw ConfigError(path + "/irq_affinity", "expected at least one CPU");
+  for (std::int64_t q = 0; q < p.queues; ++q) {
+    auto ch = std::make_unique<Channel>();
+    ch->id = static_cast<int>(q);
+    ch->nic = nic.get();
+    ch->irq_cpu = irq_cpus[static_cast<std::size_t>(q) % irq_cpus.size()];
+    ch->rx_usecs = static_cast<int>(p.rx_usecs);
+    ch->rx_frames = static_cast<int>(p.rx_frames);
+    if (p.adaptive_rx) {
+      ch->dim = std::make_unique<NetDim>(DimCqMode::kEqe, true);
+      ch->rx_usecs = ch->dim->profile().usec;
+      ch->rx_frames = ch->dim->profile().pkts;
+    }
+    Napi& n = ch->napi;
+    n.id = static_cast<int>(napis_.size());
+    n.ch = ch.get();
+    n.weight = static_cast<int>(kp_.net.dev_weight);
+    n.defer_hard_irqs = p.napi_defer_hard_irqs;
+    n.gro_flush_timeout = p.gro_flush_timeout_ns;
+    napis_.push_back(&n);
+    nic->channels.push_back(std::move(ch));
+  }
+  nic->xps.assign(static_cast<std::size_t>(topo_.nr_cpus()), -1);
+  for (int c = 0; c < topo_.nr_cpus(); ++c) {
+    for (auto& ch : nic->channels)
+      if (ch->irq_cpu == c && nic->xps[static_cast<std::size_t>(c)] < 0) nic->xps[static_cast<std::size_t>(c)] = ch->id;
+    if (nic->xps[static_cast<std::size_t>(c)] < 0) nic->xps[static_cast<std::size_t>(c)] = c % static_cast<int>(p.queues);
+  }
+  nics_.push_back(std::move(nic));
+  return *nics_.back();
+}
+
+int Kernel::txq_of_cpu(const Nic& nic, int c) const { return nic.xps[static_cast<std::size_t>(c)]; }
+
+Nanos Kernel::nic_ingress(int nic, Nanos t, std::int64_t wire_bytes) {
+  return nics_[static_cast<std::size_t>(nic)]->rx_port.transmit(t, wire_bytes);
+}
+
+void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
+  Nic& nic = *nics_[static_cast<std::size_t>(nic_idx)];
+  Socket& s = socket(e.sock);
+  Channel& ch = *nic.channels[static_cast<std::size_t>(s.rx_queue)];
+  const std::int64_t space = nic.params.ring_size - ch.ring_pkts;
+  const auto accept = static_cast<std::uint32_t>(std::clamp<std::int64_t>(space, 0, e.segs));
+  if (accept < e.segs) {
+    const std::uint32_t lost_segs = e.segs - accept;
+    const std::uint32_t lost_bytes = e.ack_only ? 0 : static_cast<std::uint32_t>(
+                                                          static_cast<std::uint64_t>(e.bytes) * lost_segs / e.segs);
+    ch.drops += lost_segs;
+    if (peer_) peer_->on_rx_drop(e.sock, lost_bytes, lost_segs);
+    if (accept == 0) return;
+    RxEntry part = e;
+    part.segs = accept;
+    part.bytes = e.bytes - lost_bytes;
+    part.polled = 0;
+    ch.ring.push_back(part);
+  } else {
+    RxEntry copy = e;
+    copy.polled = 0;
+    ch.ring.push_back(copy);
+  }
+  ch.ring_pkts += accept;
+  ch.rx_pkts += accept;
+  ch.rx_bytes += e.bytes;
+  nic_completion(ch, accept, false);
+}
+
+void Kernel::nic_completion(Channel& ch, std::int64_t n, bool tx) {
+  if (tx) ++ch.tx_pending;
+  ch.coal_frames += n;
+  if (!ch.irq_armed) return;
+  const NicParams& p = ch.nic->params;
+  const std::int64_t usecs = tx ? p.tx_usecs : ch.rx_usecs;
+  const std::int64_t frames = tx ? p.tx_frames : ch.rx_frames;
+  if (usecs == 0 || ch.coal_frames >= frames) {
+    nic_fire_irq(ch);
+    return;
+  }
+  if (!ch.coal_timer.armed()) {
+    const std::uint64_t code = (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
+    ch.coal_timer.arm(host_.queue(), host_.now() + usecs * kNsPerUs, Prio::kWire, this, kCoalTimer, code);
+  }
+}
+
+void Kernel::nic_fire_irq(Channel& ch) {
+  ch.irq_armed = false;
+  ch.coal_timer.cancel();
+  ++ch.irqs;
+  if (ch.dim) {
+    ++ch.dim_events;
+    const DimSample sample{ch.irqs, ch.rx_pkts, ch.rx_bytes, host_.now()};
+    if (ch.dim->on_interrupt(sample)) {
+      ch.rx_usecs = ch.dim->profile().usec;
+      ch.rx_frames = ch.dim->profile().pkts;
+    }
+  }
+  const std::uint64_t code = (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
+  raise_irq(ch.irq_cpu, irq_code(kIrqNic, code), host_.now());
+}
+
+void Kernel::nic_arm_irq(Channel& ch) {
+  // mlx5e_cq_arm(): completions that arrived meanwhile raise an event right away.
+  ch.irq_armed = true;
+  ch.coal_frames = 0;
+  const std::int64_t pending = ch.ring_pkts + ch.tx_pending;
+  if (pending > 0) {
+    ch.coal_frames = pending - 1;
+    nic_completion(ch, 1, false);
+  }
+}
+
+Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
+  Channel& ch = *n.ch;
+  Nanos cost = costs_.napi_poll_ns;
+  // mlx5e_poll_tx_cq(): reap TX completions first.
+  const std::int64_t ntx = std::min<std::int64_t>(ch.tx_pending, 128);
+  ch.tx_pending -= ntx;
+  cost += ntx * costs_.tx_completion_ns;
+  constexpr int kMaxBatch = 64;
+  std::array<Skb, kMaxBatch> batch;
+  const int batch_limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
+  int nb = 0;
+  int work = 0;
+  while (work < budget && !ch.ring.empty()) {
+    RxEntry& e = ch.ring.front();
+    const auto take = std::min<std::uint32_t>(e.segs - e.polled, static_cast<std::uint32_t>(budget - work));
+    e.polled += take;
+    work += static_cast<int>(take);
+    ch.ring_pkts -= take;
+    cost += static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
+    if (e.polled < e.segs) continue;  // GRO holds the partial train until its last segment
+    const Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id};
+    ch.ring.pop_front();
+    cost += skb_cost(skb);
+    batch[static_cast<std::size_t>(nb++)] = skb;
+    if (nb >= batch_limit) {  // gro_normal_list_flush: netif_receive_skb_list()
+      co_await exec(ctx, cost);
+      cost = 0;
+      for (int i = 0; i < nb; ++i) netif_receive_skb(ctx, batch[static_cast<std::size_t>(i)]);
+      nb = 0;
+    }
+  }
+  co_await exec(ctx, cost);
+  for (int i = 0; i < nb; ++i) netif_receive_skb(ctx, batch[static_cast<std::size_t>(i)]);
+  n.packets += static_cast<std::uint64_t>(work);
+  Cpu& c = cpu(ctx_cpu(ctx));
+  c.sd.processed += static_cast<std::uint64_t>(work);
+  if (work < budget && napi_complete_done(c, n, work)) nic_arm_irq(ch);
+  co_return work;
+}
+
+void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only) {
+  Nic& nic = *nics_[static_cast<std::size_t>(s.nic)];
+  const int q = txq_of_cpu(nic, ctx_cpu(ctx));
+  Channel& ch = *nic.channels[static_cast<std::size_t>(q)];
+  const std::uint64_t code = (static_cast<std::uint64_t>(nic.index) << 20) | static_cast<std::uint64_t>(q);
+  const Nanos now = host_.now();
+  if (ack_only) {
+    const Nanos done = nic.tx_port.transmit(now, kWireOverheadBytes);
+    ++ch.tx_pkts;
+    if (peer_) peer_->on_transmit(s.id, 0, 1, true, done);
+    host_.queue().push(done, Prio::kWire, this, kTxDone, code);
+    return;
+  }
+  const std::int64_t mss = kp_.net.mss;
+  const std::int64_t max_train = std::max<std::int64_t>(1, kp_.net.tso_max_bytes / mss) * mss;
+  while (bytes > 0) {
+    const std::int64_t b = std::min(bytes, max_train);
+    const std::int64_t segs = (b + mss - 1) / mss;
+    const Nanos done = nic.tx_port.transmit(now, b + segs * kWireOverheadBytes);
+    ch.tx_pkts += static_cast<std::uint64_t>(segs);
+    ch.tx_bytes += static_cast<std::uint64_t>(b);
+    if (peer_) peer_->on_transmit(s.id, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(segs), false, done);
+    host_.queue().push(done, Prio::kWire, this, kTxDone, code);
+    bytes -= b;
+  }
+}
+
+}  // namespace napisim

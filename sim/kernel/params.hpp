@@ -1,0 +1,111 @@
+// napisim: kernel-wide knobs (sysctls, config options) and CPU cost parameters.
+//
+// Every constant defaults to the kernel's own default (shared/reference/kernel-napi.md); every CPU
+// cost is a named parameter in ns with its source or the inference behind it. One default set
+// is meant to reproduce the published directions; nothing is special-cased per scenario.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/core/time.hpp"
+#include "sim/params/fields.hpp"
+
+namespace napisim {
+
+/// Scheduler knobs: kernel/sched/fair.c (EEVDF as of v6.6; CFS as of v5.10 behind algo="cfs").
+struct SchedParams {
+  std::string algo = "eevdf";
+  std::int64_t base_slice_ns = 750000;          // sysctl_sched_base_slice (normalized)
+  std::int64_t sched_latency_ns = 6000000;      // CFS sysctl_sched_latency (normalized)
+  std::int64_t min_granularity_ns = 750000;     // CFS sysctl_sched_min_granularity (normalized)
+  std::int64_t wakeup_granularity_ns = 1000000; // CFS sysctl_sched_wakeup_granularity (normalized)
+  std::int64_t migration_cost_ns = 500000;      // sysctl_sched_migration_cost
+  std::int64_t balance_interval_ms = 4;         // periodic load balance within an LLC (MC domain)
+  bool wake_affine = true;                      // SD_WAKE_AFFINE
+  bool sis_util = true;                         // sched_feat(SIS_UTIL)
+  bool newidle_balance = true;                  // pull on entering idle (newidle_balance())
+  std::string preempt = "voluntary";            // CONFIG_PREEMPT_{NONE,VOLUNTARY,} (distro default: voluntary)
+
+  template <class V>
+  static void fields(V& v) {
+    v("algo", &SchedParams::algo, "", "Fair class: EEVDF (>= v6.6) or CFS (v5.x, the 2020 experiments)",
+      Choices{"eevdf", "cfs"});
+    v("base_slice_ns", &SchedParams::base_slice_ns, "ns", "sysctl_sched_base_slice before log2 CPU scaling",
+      Range{10000, 1e9});
+    v("sched_latency_ns", &SchedParams::sched_latency_ns, "ns", "CFS sysctl_sched_latency before scaling",
+      Range{100000, 1e9});
+    v("min_granularity_ns", &SchedParams::min_granularity_ns, "ns", "CFS sysctl_sched_min_granularity before scaling",
+      Range{10000, 1e9});
+    v("wakeup_granularity_ns", &SchedParams::wakeup_granularity_ns, "ns",
+      "CFS sysctl_sched_wakeup_granularity before scaling", Range{0, 1e9});
+    v("migration_cost_ns", &SchedParams::migration_cost_ns, "ns",
+      "sysctl_sched_migration_cost: a task that ran this recently is cache hot", Range{0, 1e10});
+    v("balance_interval_ms", &SchedParams::balance_interval_ms, "ms", "Periodic load-balance interval in an LLC",
+      Range{1, 1000});
+    v("wake_affine", &SchedParams::wake_affine, "", "SD_WAKE_AFFINE: wakeups may pull a task to the waker's CPU");
+    v("sis_util", &SchedParams::sis_util, "", "sched_feat(SIS_UTIL): bound select_idle_cpu's scan by LLC utilization");
+    v("newidle_balance", &SchedParams::newidle_balance, "", "Pull a runnable task when a CPU goes idle");
+    v("preempt", &SchedParams::preempt, "",
+      "Preemption model: full preempts kernel code at interrupt return; voluntary/none only at cond_resched "
+      "or return to user",
+      Choices{"none", "voluntary", "full"});
+  }
+  bool operator==(const SchedParams&) const = default;
+};
+
+/// Networking sysctls: Documentation/admin-guide/sysctl/net.rst and net/core/hotdata.c defaults.
+struct NetParams {
+  std::int64_t dev_weight = 64;             // net.core.dev_weight (NAPI_POLL_WEIGHT)
+  std::int64_t netdev_budget = 300;         // net.core.netdev_budget
+  std::int64_t netdev_budget_usecs = 2000;  // net.core.netdev_budget_usecs (2 * USEC_PER_SEC / HZ at HZ=1000)
+  std::int64_t gro_normal_batch = 8;        // net.core.gro_normal_batch
+  std::int64_t netdev_max_backlog = 1000;   // net.core.netdev_max_backlog
+  std::int64_t busy_read = 0;               // net.core.busy_read (us)
+  std::int64_t busy_poll = 0;               // net.core.busy_poll (us)
+  std::int64_t mss = 1448;                  // TCP MSS with timestamps on a 1500-byte MTU
+  std::int64_t tso_max_bytes = 65536;       // GSO/TSO super-packet size (and GRO's 64 KB limit)
+
+  template <class V>
+  static void fields(V& v) {
+    v("dev_weight", &NetParams::dev_weight, "pkts", "Max packets one napi->poll() may process (weight)",
+      Range{1, 4096});
+    v("netdev_budget", &NetParams::netdev_budget, "pkts", "Packet budget of one net_rx_action() run", Range{1, 1e6});
+    v("netdev_budget_usecs", &NetParams::netdev_budget_usecs, "us",
+      "Time budget of one net_rx_action() run (converted to jiffies, as the kernel does)", Range{1, 1e7});
+    v("gro_normal_batch", &NetParams::gro_normal_batch, "skbs", "GRO output batch passed to netif_receive_skb_list",
+      Range{1, 1024});
+    v("netdev_max_backlog", &NetParams::netdev_max_backlog, "pkts", "Per-CPU RPS backlog limit", Range{1, 1e7});
+    v("busy_read", &NetParams::busy_read, "us", "Default SO_BUSY_POLL for socket reads (0 = off)", Range{0, 1e7});
+    v("busy_poll", &NetParams::busy_poll, "us", "Busy-poll time for poll/select/epoll (0 = off)", Range{0, 1e7});
+    v("mss", &NetParams::mss, "bytes", "TCP maximum segment size", Range{64, 65000});
+    v("tso_max_bytes", &NetParams::tso_max_bytes, "bytes", "TSO/GSO super-packet and GRO size limit",
+      Range{1500, 262144});
+  }
+  bool operator==(const NetParams&) const = default;
+};
+
+struct KernelParams {
+  std::int64_t hz = 1000;                    // CONFIG_HZ
+  std::string ksoftirqd_mode = "v6.5";       // "let ksoftirqd do its job" era switch (kernel-napi.md 2.7)
+  bool irq_time_accounting = true;           // CONFIG_IRQ_TIME_ACCOUNTING
+  SchedParams sched;
+  NetParams net;
+
+  template <class V>
+  static void fields(V& v) {
+    v("hz", &KernelParams::hz, "Hz", "CONFIG_HZ (100, 250, 300 or 1000): tick rate; sets every jiffy-based limit",
+      Range{100, 1000});
+    v("ksoftirqd_mode", &KernelParams::ksoftirqd_mode, "",
+      "softirq hand-off: pre-4.9 (inline unless over budget), 4.9-6.4 (\"let ksoftirqd do its job\": no inline "
+      "softirq while ksoftirqd is runnable), v6.5 (reverted)",
+      Choices{"pre-4.9", "4.9-6.4", "v6.5"});
+    v("irq_time_accounting", &KernelParams::irq_time_accounting, "",
+      "CONFIG_IRQ_TIME_ACCOUNTING: softirq time on top of a task is not charged to its vruntime");
+    v("sched", &KernelParams::sched, "", "Scheduler");
+    v("net", &KernelParams::net, "", "Networking sysctls");
+  }
+  bool operator==(const KernelParams&) const = default;
+};
+
+}  // namespace napisim

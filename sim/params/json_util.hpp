@@ -1,0 +1,64 @@
+// napisim: JSON helpers shared by the scenario loader, the CLI and the parameter structs.
+//
+// Every failure here is the user's fault and is reported as a ConfigError whose path is the JSON
+// pointer (RFC 6901) of the offending value, "/" for the document itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/json.hpp"
+
+namespace napisim {
+
+/// Parses `text` strictly. Syntax errors become ConfigError("/", "<source_name>: invalid JSON at line L, column C:
+/// <reason>"); a key repeated inside one object becomes ConfigError("/a/b", "duplicate key in <source_name>")
+/// (nlohmann would silently keep the last value).
+Json parse_json_text(std::string_view text, const std::string& source_name);
+
+/// Reads and parses a JSON file. An unreadable file becomes
+/// ConfigError("/", "cannot read scenario file '<file>': <strerror>").
+Json load_json_file(const std::string& file);
+
+/// Applies one CLI `--set path=value` to `doc`.
+/// path: a JSON pointer ("/nics/0/rx_queues") or dotted ("nics.0.rx_queues"; use the pointer form for keys with dots).
+/// value: parsed as JSON if it parses (8, true, null, "x", [1,2], {"a":1}), otherwise taken as a plain string.
+/// Missing object members are created (the strict parameter parse rejects unknown ones later, with a suggestion);
+/// array indices must exist, or be "-" to append.
+void apply_set(Json& doc, std::string_view assignment);
+
+/// `base` + "/" + `key` with RFC 6901 escaping ("~" -> "~0", "/" -> "~1"). `base` "" or "/" means the document.
+std::string json_pointer_append(const std::string& base, std::string_view key);
+std::string json_pointer_append(const std::string& base, std::size_t index);
+
+/// A short description of a value for error messages: `string "8"`, `number 0`, `boolean true`, `array`, `object`,
+/// `null`. Long strings are truncated.
+std::string describe_json_value(const Json& v);
+
+/// Shortest text that round-trips: integral values print without a fraction (10000, not 1e+04 or 10000.0).
+std::string format_number(double x);
+
+namespace detail {
+
+// Non-template cores of sim/params/fields.hpp, kept out of the header so that each parameter struct instantiates
+// only thin dispatch code. `lo`/`hi` are the declared Range (+-inf when absent); `nullable` adds " or null" to
+// type errors (std::optional fields).
+std::string bounds_text(double lo, double hi);                      // "[1, 1024]", ">= 1", "<= 5" or ""
+std::string quoted_list(const std::vector<std::string>& values);    // "a", "b"
+std::size_t edit_distance(std::string_view a, std::string_view b);  // optimal string alignment, case-insensitive
+[[noreturn]] void throw_type_error(const std::string& path, std::string_view expected, bool nullable, const Json& got);
+[[noreturn]] void throw_unknown_key(const std::string& key_path, const std::string& key,
+                                    const std::vector<std::string>& known);
+bool parse_bool(const Json& j, const std::string& path, bool nullable);
+std::int64_t parse_signed(const Json& j, const std::string& path, std::int64_t type_min, std::int64_t type_max,
+                          double lo, double hi, bool nullable);
+std::uint64_t parse_unsigned(const Json& j, const std::string& path, std::uint64_t type_max, double lo, double hi,
+                             bool nullable);
+double parse_double(const Json& j, const std::string& path, double lo, double hi, bool nullable);
+std::string parse_string(const Json& j, const std::string& path, const std::vector<std::string>* choices,
+                         bool nullable);
+
+}  // namespace detail
+}  // namespace napisim

@@ -1,0 +1,129 @@
+// napisim: the scenario — everything one run needs, declared once with defaults.
+//
+// A scenario JSON is parsed strictly (unknown keys, wrong types, out-of-range values are errors
+// naming the JSON pointer); every omitted value takes its documented default. The resolved form
+// (resolve_scenario) spells out every default, including model and workload parameters, and is
+// what results record as provenance and what sweep caches hash.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/json.hpp"
+#include "sim/hw/nic.hpp"
+#include "sim/hw/topology.hpp"
+#include "sim/kernel/costs.hpp"
+#include "sim/kernel/params.hpp"
+#include "sim/params/fields.hpp"
+
+namespace napisim {
+
+struct ClientSpec {
+  std::string name = "client0";
+  double link_gbps = 100.0;
+  std::int64_t link_latency_ns = 5000;  // one way, client NIC to server NIC (switch included)
+  std::int64_t nic = 0;                 // server NIC this client reaches
+
+  template <class V>
+  static void fields(V& v) {
+    v("name", &ClientSpec::name, "", "Client host name (a host of the platform XML when one is given)");
+    v("link_gbps", &ClientSpec::link_gbps, "Gb/s", "Client link bandwidth", Range{0.001, 1e4});
+    v("link_latency_ns", &ClientSpec::link_latency_ns, "ns", "One-way latency between client and server NIC",
+      Range{0, 1e10});
+    v("nic", &ClientSpec::nic, "", "Index of the server NIC this client's traffic arrives on", Range{0, 64});
+  }
+  bool operator==(const ClientSpec&) const = default;
+};
+
+struct PlatformSpec {
+  std::string xml = "";  // optional SimGrid platform XML; then latency/bandwidth come from its routes
+  std::string server = "server";
+  std::vector<ClientSpec> clients = {ClientSpec{}};
+
+  template <class V>
+  static void fields(V& v) {
+    v("xml", &PlatformSpec::xml, "path",
+      "SimGrid platform XML (relative to the scenario file); empty = built from the clients list");
+    v("server", &PlatformSpec::server, "", "Name of the server host");
+    v("clients", &PlatformSpec::clients, "", "Client hosts");
+  }
+  bool operator==(const PlatformSpec&) const = default;
+};
+
+struct ModelSpec {
+  std::string name = "napi_irq";
+  Json params = Json::object();
+  std::vector<std::int64_t> nics;  // empty = every NIC
+
+  template <class V>
+  static void fields(V& v) {
+    v("name", &ModelSpec::name, "", "Receive-path model (napisim list-models)");
+    v("params", &ModelSpec::params, "", "The model's parameters (napisim describe MODEL)");
+    v("nics", &ModelSpec::nics, "", "NICs the model applies to (empty = all)", Range{0, 64});
+  }
+  bool operator==(const ModelSpec&) const = default;
+};
+
+struct WorkloadSpec {
+  std::string type = "tcp_rr";
+  Json params = Json::object();
+
+  template <class V>
+  static void fields(V& v) {
+    v("type", &WorkloadSpec::type, "", "Workload", Choices{"tcp_rr"});
+    v("params", &WorkloadSpec::params, "", "The workload's parameters");
+  }
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+struct Scenario {
+  std::string name = "unnamed";
+  std::string description = "";
+  std::int64_t seed = 1;
+  std::int64_t run = 0;
+  double warmup_s = 0.05;
+  double duration_s = 0.5;
+  PlatformSpec platform;
+  TopologyParams topology;
+  std::vector<NicParams> nics = {NicParams{}};
+  KernelParams kernel;
+  CostParams costs;
+  std::vector<ModelSpec> models = {ModelSpec{}};
+  WorkloadSpec workload;
+
+  template <class V>
+  static void fields(V& v) {
+    v("name", &Scenario::name, "", "Scenario name (printed in results)");
+    v("description", &Scenario::description, "", "What the scenario reproduces and where its values come from");
+    v("seed", &Scenario::seed, "", "Random seed", Range{0, 9.0e15});
+    v("run", &Scenario::run, "", "Run number (independent replications with the same seed)", Range{0, 9.0e15});
+    v("warmup_s", &Scenario::warmup_s, "s", "Warm-up excluded from statistics", Range{0, 1e5});
+    v("duration_s", &Scenario::duration_s, "s", "Measured time after warm-up (neper -l)", Range{1e-6, 1e5});
+    v("platform", &Scenario::platform, "", "Hosts and links (SimGrid platform)");
+    v("topology", &Scenario::topology, "", "Server CPU topology");
+    v("nics", &Scenario::nics, "", "Server NICs");
+    v("kernel", &Scenario::kernel, "", "Kernel configuration and sysctls");
+    v("costs", &Scenario::costs, "", "CPU cost parameters (ns)");
+    v("models", &Scenario::models, "", "Receive-path models, applied in order");
+    v("workload", &Scenario::workload, "", "Workload");
+  }
+  bool operator==(const Scenario&) const = default;
+};
+
+/// Strict parse plus cross-field checks (topology, NIC indices, models, workload params).
+/// `base_dir` resolves relative paths in the scenario (platform XML).
+Scenario parse_scenario(const Json& doc, const std::string& base_dir = ".");
+/// Every value spelled out, model and workload parameters included.
+Json resolve_scenario(const Scenario& s);
+/// JSON Schema (draft 2020-12) of a scenario document.
+Json scenario_schema();
+/// The embedded default scenario (scenarios/quickstart.json, compiled in).
+Json default_scenario();
+/// Loads a scenario document: a file path, or the name of the embedded default ("quickstart").
+Json load_scenario_doc(const std::string& path_or_name);
+/// Applies `--set path=value` overrides to a document (same validation as the file, at parse).
+void apply_overrides(Json& doc, const std::vector<std::string>& sets);
+/// Hex SHA-256 of a string (provenance: scenario_sha256).
+std::string sha256_hex(const std::string& data);
+
+}  // namespace napisim

@@ -1,0 +1,152 @@
+#include "sim/scenario/simulation.hpp"
+
+#include <cstdio>
+
+namespace napisim {
+
+Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
+    : s_(s)
+    , rng_(static_cast<std::uint64_t>(s.seed), static_cast<std::uint64_t>(s.run))
+    , warmup_end_(from_seconds(s.warmup_s))
+    , run_end_(from_seconds(s.warmup_s + s.duration_s)) {
+  topo_ = std::make_unique<Topology>(s_.topology, "/topology");
+  kernel_ = std::make_unique<Kernel>(host_, *topo_, s_.kernel, s_.costs);
+  for (std::size_t i = 0; i < s_.nics.size(); ++i) kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
+  for (std::size_t i = 0; i < s_.models.size(); ++i) {
+    const ModelSpec& m = s_.models[i];
+    const std::string path = "/models/" + std::to_string(i);
+    auto model = builtin_models().get(m.name, path + "/name").create(m.params, path + "/params");
+    std::vector<int> nics;
+    if (m.nics.empty()) {
+      for (std::size_t n = 0; n < s_.nics.size(); ++n) nics.push_back(static_cast<int>(n));
+    } else {
+      for (auto n : m.nics) nics.push_back(static_cast<int>(n));
+    }
+    model->attach(*kernel_, nics);
+    models_.push_back(std::move(model));
+  }
+  workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");
+  workload_->setup(*kernel_, paths, rng_);
+}
+
+Simulation::~Simulation() = default;
+
+void Simulation::start() { workload_->start(); }
+
+void Simulation::begin_measurement() {
+  at_begin_ = kernel_->snapshot();
+  workload_->begin_measurement();
+}
+
+void Simulation::end_measurement() {
+  at_end_ = kernel_->snapshot();
+  workload_->end_measurement();
+}
+
+void Simulation::run_standalone() {
+  start();
+  host_.advance_to(warmup_end_);
+  begin_measurement();
+  host_.advance_to(run_end_);
+  end_measurement();
+}
+
+namespace {
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+}  // namespace
+
+Json Simulation::result(const Json& context) const {
+  Json r;
+  r["context"] = context;
+  Json summary, workload;
+  const Nanos measured = at_end_.t - at_begin_.t;
+  summary["measured_s"] = to_seconds(measured);
+  summary["time_start_ns"] = at_begin_.t;
+  summary["time_end_ns"] = at_end_.t;
+  workload_->report(summary, workload);
+  workload["test_length"] = s_.duration_s;
+  // CPU by class over the measurement window.
+  const int ncpu = static_cast<int>(at_end_.cpu_time.size());
+  std::array<double, kNumCpuClasses> cls{};
+  double busy = 0, psi_weighted = 0, nonidle_total = 0;
+  Json per_cpu = Json::array();
+  for (int c = 0; c < ncpu; ++c) {
+    Json pc;
+    pc["cpu"] = c;
+    double cbusy = 0;
+    Json by = Json::object();
+    for (int k = 0; k < kNumCpuClasses; ++k) {
+      const double d = static_cast<double>(at_end_.cpu_time[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] -
+                                           at_begin_.cpu_time[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)]);
+      cls[static_cast<std::size_t>(k)] += d;
+      if (k != static_cast<int>(CpuClass::kIdle)) cbusy += d;
+      by[cpu_class_name(static_cast<CpuClass>(k))] = pct(d, static_cast<double>(measured));
+    }
+    busy += cbusy;
+    const double some = static_cast<double>(at_end_.psi_some[static_cast<std::size_t>(c)] -
+                                            at_begin_.psi_some[static_cast<std::size_t>(c)]);
+    const double nonidle = static_cast<double>(at_end_.psi_nonidle[static_cast<std::size_t>(c)] -
+                                               at_begin_.psi_nonidle[static_cast<std::size_t>(c)]);
+    psi_weighted += some * nonidle;
+    nonidle_total += nonidle;
+    pc["busy_pct"] = pct(cbusy, static_cast<double>(measured));
+    pc["by_class_pct"] = by;
+    pc["irqs"] = at_end_.irqs[static_cast<std::size_t>(c)] - at_begin_.irqs[static_cast<std::size_t>(c)];
+    pc["context_switches"] =
+        at_end_.ctx_switches[static_cast<std::size_t>(c)] - at_begin_.ctx_switches[static_cast<std::size_t>(c)];
+    pc["time_squeeze"] =
+        at_end_.time_squeeze[static_cast<std::size_t>(c)] - at_begin_.time_squeeze[static_cast<std::size_t>(c)];
+    pc["processed"] = at_end_.processed[static_cast<std::size_t>(c)] - at_begin_.processed[static_cast<std::size_t>(c)];
+    pc["ksoftirqd_wakeups"] = at_end_.ksoftirqd_wakeups[static_cast<std::size_t>(c)] -
+                              at_begin_.ksoftirqd_wakeups[static_cast<std::size_t>(c)];
+    pc["psi_some_pct"] = pct(some, static_cast<double>(measured));
+    per_cpu.push_back(pc);
+  }
+  const double transactions = summary.value("transactions", 0.0);
+  Json cpu;
+  cpu["busy_pct"] = pct(busy, static_cast<double>(measured) * ncpu);
+  cpu["busy_cpus"] = busy / static_cast<double>(measured > 0 ? measured : 1);
+  cpu["cpu_us_per_op"] = transactions > 0 ? busy / transactions / 1000.0 : 0.0;
+  Json by = Json::object();
+  for (int k = 0; k < kNumCpuClasses; ++k)
+    by[cpu_class_name(static_cast<CpuClass>(k))] = pct(cls[static_cast<std::size_t>(k)], static_cast<double>(measured) * ncpu);
+  cpu["by_class_pct"] = by;
+  summary["cpu"] = cpu;
+  auto delta = [&](std::uint64_t Kernel::Snapshot::*f) { return at_end_.*f - at_begin_.*f; };
+  std::uint64_t irqs_total = 0, ctxsw = 0, squeeze = 0;
+  for (int c = 0; c < ncpu; ++c) {
+    irqs_total += at_end_.irqs[static_cast<std::size_t>(c)] - at_begin_.irqs[static_cast<std::size_t>(c)];
+    ctxsw += at_end_.ctx_switches[static_cast<std::size_t>(c)] - at_begin_.ctx_switches[static_cast<std::size_t>(c)];
+    squeeze += at_end_.time_squeeze[static_cast<std::size_t>(c)] - at_begin_.time_squeeze[static_cast<std::size_t>(c)];
+  }
+  const std::uint64_t nic_irqs = delta(&Kernel::Snapshot::nic_irqs);
+  const std::uint64_t rx = delta(&Kernel::Snapshot::rx_pkts);
+  summary["irqs"] = nic_irqs;
+  summary["irqs_all"] = irqs_total;
+  summary["packets_per_irq"] = nic_irqs > 0 ? static_cast<double>(rx) / static_cast<double>(nic_irqs) : 0.0;
+  summary["rx_packets"] = rx;
+  summary["tx_packets"] = delta(&Kernel::Snapshot::tx_pkts);
+  summary["ring_drops"] = delta(&Kernel::Snapshot::ring_drops);
+  summary["time_squeeze"] = squeeze;
+  summary["napi_polls"] = delta(&Kernel::Snapshot::napi_polls);
+  summary["napi_full_polls"] = delta(&Kernel::Snapshot::napi_full_polls);
+  summary["context_switches"] = ctxsw;
+  summary["wakeups"] = delta(&Kernel::Snapshot::wakeups);
+  summary["migrations"] = delta(&Kernel::Snapshot::migrations);
+  // psi.c: per-CPU SOME time weighted by each CPU's non-idle time.
+  summary["psi_cpu_some_pct"] =
+      nonidle_total > 0 ? pct(psi_weighted / nonidle_total, static_cast<double>(measured)) : 0.0;
+  r["workload"] = workload;
+  r["summary"] = summary;
+  r["conservation"] = workload_->conservation();
+  r["per_cpu"] = per_cpu;
+  r["scenario"] = resolve_scenario(s_);
+  if (const Histogram* h = workload_->latency_histogram()) r["histogram"] = h->to_json();
+  char fp[20];
+  std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(host_.fingerprint()));
+  r["fingerprint"] = fp;
+  r["events"] = host_.events_processed();
+  return r;
+}
+
+}  // namespace napisim

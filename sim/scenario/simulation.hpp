@@ -1,0 +1,52 @@
+// napisim: Simulation, one scenario assembled on a HostModel: topology, kernel, NICs,
+// receive-path models and workload. It knows nothing of SimGrid: sim/simgrid/run.cpp drives it
+// through the engine (the only way users run it); tests may drive it through advance_to().
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "sim/core/host_model.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/hw/topology.hpp"
+#include "sim/kernel/kernel.hpp"
+#include "sim/model/model.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace napisim {
+
+class Simulation {
+ public:
+  Simulation(const Scenario& s, const std::vector<ClientPath>& paths);
+  ~Simulation();
+
+  HostModel& host() { return host_; }
+  Kernel& kernel() { return *kernel_; }
+  Workload& workload() { return *workload_; }
+  const Scenario& scenario() const { return s_; }
+  Nanos warmup_end() const { return warmup_end_; }
+  Nanos run_end() const { return run_end_; }
+
+  /// Starts the workload at time 0.
+  void start();
+  void begin_measurement();
+  void end_measurement();
+  /// Runs the whole scenario on the host model alone (tests; users go through SimGrid).
+  void run_standalone();
+  /// The result document (context is provided by the caller: provenance, wall time).
+  Json result(const Json& context) const;
+
+ private:
+  Scenario s_;
+  HostModel host_;
+  RngRoot rng_;
+  std::unique_ptr<Topology> topo_;
+  std::unique_ptr<Kernel> kernel_;
+  std::vector<std::unique_ptr<RxModel>> models_;
+  std::unique_ptr<Workload> workload_;
+  Nanos warmup_end_, run_end_;
+  Kernel::Snapshot at_begin_, at_end_;
+};
+
+}  // namespace napisim

@@ -1,0 +1,31 @@
+// napisim: running a scenario through SimGrid's engine — the only way users run simulations.
+//
+// SimGrid's s4u::Engine is a process-wide singleton whose clock carries over between engines
+// (style-guide 1.1), so run_scenario() may be called once per process; the CLI runs one scenario
+// per process and the Python package runs each in a fresh worker process.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/json.hpp"
+
+namespace napisim {
+
+struct RunOptions {
+  std::vector<std::string> sets;       // --set path=value overrides
+  std::optional<std::int64_t> seed;    // --seed
+  std::string base_dir = ".";          // resolves relative paths inside the scenario
+  bool progress = false;               // a progress line on stderr
+};
+
+/// Parses and validates `doc` (with overrides) and returns the resolved scenario.
+Json validate_scenario(Json doc, const RunOptions& opt);
+/// Runs the scenario and returns the result document. Throws ConfigError on bad input and
+/// std::logic_error on a second call in the same process.
+Json run_scenario(Json doc, const RunOptions& opt);
+/// Provenance block shared by results: version, build, SimGrid version, scenario hash, seed, run.
+Json make_context(const Json& resolved_scenario);
+
+}  // namespace napisim

@@ -1,0 +1,111 @@
+// napisim: neper tcp_rr (google/neper rr.c, thread.c @ ea5890f; shared/reference/validation-targets.md 4.1).
+//
+// Server: -T threads, each with its own epoll loop; the -F flows are spread over them as
+// SO_REUSEPORT does (reciprocal_scale of the flow hash). A thread reads a request (-Q bytes) with
+// recv() calls of at most -B bytes, then sends the -R-byte response in -B-byte chunks.
+// Client: an idealised closed-loop load generator per flow: send a request, wait for the whole
+// response, record the latency from just before the first send() to just after the recv() that
+// completes the response (rr_ts_1 -> rr_ts_2), send the next request immediately. Its own stack
+// adds client_tx_ns before the wire and client_rx_ns after it. It ACKs response trains of two or
+// more segments, and retransmits segments the server's NIC dropped after TCP_RTO_MIN (200 ms).
+#pragma once
+
+#include <vector>
+
+#include "sim/core/fifo.hpp"
+#include "sim/params/fields.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace napisim {
+
+struct TcpRrParams {
+  std::int64_t num_flows = 100;      // -F
+  std::int64_t num_threads = 4;      // -T
+  std::int64_t request_size = 1;     // -Q
+  std::int64_t response_size = 1;    // -R
+  std::int64_t buffer_size = 65536;  // -B
+  std::int64_t maxevents = 1000;     // --maxevents
+  std::int64_t num_transactions = 0; // -l -N: stop after N measured transactions (0: run for the duration)
+  std::vector<double> percentiles = {50, 90, 99, 99.9};  // -p
+  bool pin_cpu = false;              // -U: pin server thread i to the i-th allowed CPU
+  std::string server_cpus = "";      // taskset for the server threads ("" = all CPUs)
+  std::int64_t server_nice = 0;
+  std::int64_t client_tx_ns = 3000;  // client stack: send() to wire
+  std::int64_t client_rx_ns = 3000;  // client stack: wire to recv() return
+  std::int64_t rto_ns = 200000000;   // TCP_RTO_MIN
+
+  template <class V>
+  static void fields(V& v) {
+    v("num_flows", &TcpRrParams::num_flows, "flows", "neper -F: total flows (connections)", Range{1, 1e6});
+    v("num_threads", &TcpRrParams::num_threads, "threads", "neper -T: server (and client) threads", Range{1, 4096});
+    v("request_size", &TcpRrParams::request_size, "bytes", "neper -Q: request size", Range{1, 1e9});
+    v("response_size", &TcpRrParams::response_size, "bytes", "neper -R: response size", Range{1, 1e9});
+    v("buffer_size", &TcpRrParams::buffer_size, "bytes", "neper -B: max bytes per send()/recv() call",
+      Range{1, 1e9});
+    v("maxevents", &TcpRrParams::maxevents, "events", "neper --maxevents: epoll_wait maxevents", Range{1, 1e6});
+    v("num_transactions", &TcpRrParams::num_transactions, "transactions",
+      "neper -l -N: stop issuing requests after N measured transactions (0 = run for the whole duration)",
+      Range{0, 1e12});
+    v("percentiles", &TcpRrParams::percentiles, "%", "neper -p: latency percentiles to print", Range{0, 100});
+    v("pin_cpu", &TcpRrParams::pin_cpu, "", "neper -U: pin server thread i to the i-th allowed CPU");
+    v("server_cpus", &TcpRrParams::server_cpus, "cpulist", "CPUs the server threads may run on (\"\" = all)");
+    v("server_nice", &TcpRrParams::server_nice, "", "Nice value of the server threads", Range{-20, 19});
+    v("client_tx_ns", &TcpRrParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
+    v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client: wire to recv() return", Range{0, 1e9});
+    v("rto_ns", &TcpRrParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
+  }
+  bool operator==(const TcpRrParams&) const = default;
+};
+
+class TcpRr : public Workload, public EventSink, public WirePeer {
+ public:
+  explicit TcpRr(const TcpRrParams& p) : p_(p) {}
+  void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
+  void start() override;
+  void begin_measurement() override;
+  void end_measurement() override;
+  std::uint64_t completed() const override { return completed_; }
+  void report(Json& summary, Json& workload) const override;
+  Json conservation() const override;
+  const Histogram* latency_histogram() const override { return &hist_; }
+
+  void on_event(std::uint32_t kind, std::uint64_t arg) override;
+  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
+
+ private:
+  struct Flow {
+    int sock = -1;
+    int host = 0;
+    int thread = 0;
+    Nanos req_start = 0;
+    std::int64_t resp_got = 0;   // client side
+    std::int64_t req_got = 0;    // server side (bytes of the current request read)
+    bool in_flight = false;
+  };
+  struct Train {
+    int sock;
+    std::uint32_t bytes, segs;
+    bool ack_only;
+  };
+  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kClientArrive = 3, kRetransmit = 4 };
+  Proc<void> server_thread(Task& t, Epoll& ep);
+  void send_request(Flow& f);
+  void client_send(int host, const Train& tr, Nanos depart);
+
+  TcpRrParams p_;
+  Kernel* k_ = nullptr;
+  std::vector<ClientPath> paths_;
+  std::vector<Port> client_ports_;
+  std::vector<Flow> flows_;                 // indexed by socket id
+  std::vector<Epoll*> epolls_;
+  Fifo<Train> to_server_{1024};             // in arrival order (the server port is FIFO)
+  std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
+  Fifo<Train> retransmits_{64};
+  bool measuring_ = false, stopped_ = false;
+  Nanos measure_start_ = 0, measure_end_ = 0, nth_done_ = 0;
+  std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
+  Histogram hist_;
+};
+
+}  // namespace napisim

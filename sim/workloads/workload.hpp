@@ -1,0 +1,53 @@
+// napisim: the workload interface. A workload creates the server's application threads and
+// sockets on the Kernel, plays the client side (an idealised load generator across the platform's
+// links), and reports what its tool (neper, netperf, mutilate) would print.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/core/json.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/core/time.hpp"
+#include "sim/kernel/kernel.hpp"
+#include "sim/stats/histogram.hpp"
+
+namespace napisim {
+
+/// A client host as seen from the server: its route's latency and bottleneck bandwidth (from the
+/// SimGrid platform), and the NIC of the server it reaches.
+struct ClientPath {
+  std::string name;
+  Nanos latency_ns = 5000;
+  double bandwidth_gbps = 100.0;
+  int nic = 0;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  /// Creates threads and sockets; called once before the run starts.
+  virtual void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) = 0;
+  /// Starts the load at simulated time 0.
+  virtual void start() = 0;
+  virtual void begin_measurement() = 0;
+  virtual void end_measurement() = 0;
+  /// Transactions/requests completed so far (for progress and conservation checks).
+  virtual std::uint64_t completed() const = 0;
+  /// Adds the workload's own results to `summary` and describes its flags in `workload`.
+  virtual void report(Json& summary, Json& workload) const = 0;
+  /// Conservation: {sent, answered, dropped, in_flight} of requests.
+  virtual Json conservation() const = 0;
+  /// Client-observed latency of the measured requests (null if the workload has none).
+  virtual const Histogram* latency_histogram() const { return nullptr; }
+};
+
+/// Creates the workload named by `type` with its params (strict parse, pointer errors).
+std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path);
+/// Strict parse of a workload's params, returned with every default spelled out.
+Json resolve_workload_params(const std::string& type, const Json& params, const std::string& path);
+Json workload_schema();
+std::vector<std::string> workload_types();
+
+}  // namespace napisim
