@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Configures (once) and builds napisim in build/ (Release). Incremental: cheap when up to date.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${NAPISIM_BUILD_DIR:-$root/build}
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=/usr/bin/python3 \
+        -DPYBIND11_FINDPYTHON=ON ${NAPISIM_CMAKE_ARGS:-} > "$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; exit 1; }
+fi
+cmake --build "$build" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^-- |^$|Consolidate compiler' || true
+test "${PIPESTATUS[0]}" -eq 0
