@@ -117,20 +117,22 @@ void Kernel::arm_segment(Cpu& c) {
   if (level == 0 && c.switch_remaining > 0) {
     cls = CpuClass::kSystem;
     c.seg_start = std::max(c.seg_start, now);
-    c.seg_timer.arm(host_.queue(), c.seg_start + (c.switch_remaining * 1000 + c.speed_milli - 1) / c.speed_milli,
-                    Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+    rearm(c, c.seg_start + (c.switch_remaining * 1000 + c.speed_milli - 1) / c.speed_milli);
   } else if (s && s->remaining > 0 && !s->waiting) {
     cls = s->cls;
     c.seg_start = std::max(c.seg_start, now);
-    c.seg_timer.arm(host_.queue(), c.seg_start + (s->remaining * 1000 + c.speed_milli - 1) / c.speed_milli,
-                    Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+    rearm(c, c.seg_start + (s->remaining * 1000 + c.speed_milli - 1) / c.speed_milli);
   } else if (s && s->h && !s->waiting) {
-    // Ready to be resumed now: run_ready() does it if we are inside an event handler for c;
-    // the timer is the fallback for wakeups initiated elsewhere.
+    // Ready to be resumed now: inside an event handler for c, run_ready() resumes it directly;
+    // otherwise (a wakeup initiated from another CPU) a timer at now does.
     cls = s->cls;
     c.ready = true;
     c.seg_start = std::max(c.seg_start, now);
-    c.seg_timer.arm(host_.queue(), c.seg_start, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+    if (handler_cpu_ == c.id && c.seg_start == now) {
+      c.seg_timer.cancel();
+    } else if (!c.seg_timer.armed() || c.seg_timer.expires() != c.seg_start) {
+      c.seg_timer.arm(host_.queue(), c.seg_start, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+    }
   } else {
     busy = s != nullptr;  // a waiting slot still occupies the CPU (e.g. spinning), idle otherwise
     if (s) cls = s->cls;
@@ -138,6 +140,12 @@ void Kernel::arm_segment(Cpu& c) {
   }
   c.acct_cls = cls;
   set_smt_busy(c, busy);
+}
+
+void Kernel::rearm(Cpu& c, Nanos at) {
+  // Re-arming at the same expiry would only leave a stale event in the heap.
+  if (c.seg_timer.armed() && c.seg_timer.expires() == at) return;
+  c.seg_timer.arm(host_.queue(), at, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
 }
 
 void Kernel::set_smt_busy(Cpu& c, bool busy) {
@@ -165,7 +173,7 @@ void Kernel::run_ready(Cpu& c) {
       break;
     }
     c.ready = false;
-    c.seg_timer.cancel();
+    if (c.seg_timer.armed() && c.seg_timer.expires() <= host_.now()) c.seg_timer.cancel();
     std::coroutine_handle<> h = s->h;
     s->h = nullptr;
     h.resume();
@@ -228,6 +236,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kSegDone: {
       Cpu& c = cpu(static_cast<int>(arg));
       c.seg_timer.fired();
+      handler_cpu_ = c.id;
       update_exec(c);
       int level;
       Slot* s = top_slot(c, &level);
@@ -235,6 +244,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       else if (s) s->remaining = 0;
       arm_segment(c);  // marks the top slot ready
       run_ready(c);
+      handler_cpu_ = -1;
       break;
     }
     case kIrq: {
@@ -244,8 +254,10 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
         c.pending_irqs.push_back(code);
         break;
       }
+      handler_cpu_ = c.id;
       start_hardirq(c, code);
       run_ready(c);
+      handler_cpu_ = -1;
       break;
     }
     case kCoalTimer: {

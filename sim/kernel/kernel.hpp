@@ -98,6 +98,7 @@ struct Cpu {
   // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
   Nanos psi_stamp = 0;
   bool psi_some = false, psi_nonidle = false;
+  bool overloaded = false;
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
   // softnet
   SoftnetData sd;
@@ -294,6 +295,7 @@ class Kernel : public EventSink, public WakeView {
   enum EventKind : std::uint32_t { kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6 };
   Slot* top_slot(Cpu& c, int* level);
   void arm_segment(Cpu& c);
+  void rearm(Cpu& c, Nanos at);
   void set_smt_busy(Cpu& c, bool busy);
   void start_hardirq(Cpu& c, std::uint64_t code);
   Proc<void> hardirq_body(Cpu& c, std::uint64_t code);
@@ -333,6 +335,8 @@ class Kernel : public EventSink, public WakeView {
   WirePeer* peer_ = nullptr;
   std::vector<std::pair<Kernel*, Cpu*>> irq_done_args_, softirq_done_args_;
   std::vector<std::pair<Kernel*, Task*>> task_done_args_;
+  int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)
+  int overloaded_cpus_ = 0;    // CPUs with nr_running >= 2 (root_domain->overload)
 };
 
 }  // namespace napisim
