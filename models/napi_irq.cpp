@@ -33,7 +33,10 @@ class NapiIrq : public RxModel {
   void attach(Kernel& k, const std::vector<int>& nics) override {
     for (int i : nics)
       for (auto& ch : k.nics()[static_cast<std::size_t>(i)]->channels) {
-        ch->napi.state &= ~(napi_state::kThreaded | napi_state::kSchedThreaded);
+        // dev_set_threaded(dev, false): only THREADED is cleared; a kthread or worker that owns
+        // the NAPI now (SCHED_THREADED, queued) finishes its polls, the next napi_schedule()
+        // comes to the softirq.
+        ch->napi.state &= ~napi_state::kThreaded;
         ch->napi.hook = nullptr;
       }
     for (int c = 0; c < k.nr_cpus(); ++c) k.set_task_nice(*k.cpu(c).ksoftirqd, static_cast<int>(p_.ksoftirqd_nice));

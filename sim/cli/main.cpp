@@ -18,6 +18,17 @@ namespace {
 
 using napisim::Json;
 
+constexpr const char* kFormats[] = {"text", "neper", "json", "csv", "netperf-legacy", "netperf-omni-csv",
+                                    "netperf-omni-keyval"};
+
+void check_format(const std::string& format) {
+  for (const char* f : kFormats)
+    if (format == f) return;
+  throw napisim::ConfigError("--format", "unknown format \"" + format +
+                                            "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv or "
+                                            "netperf-omni-keyval");
+}
+
 std::string format_result(const Json& r, const std::string& format) {
   namespace out = napisim::output;
   if (format == "json") return out::format_json(r);
@@ -31,6 +42,7 @@ std::string format_result(const Json& r, const std::string& format) {
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
             const std::string& out_dir, const std::string& format) {
+  check_format(format);  // before the run, not after it
   napisim::RunOptions opt;
   opt.sets = sets;
   opt.seed = seed;

@@ -40,6 +40,7 @@ struct CostParams {
   std::int64_t tx_tso_ns = 250;          // per TSO super-packet on transmit [INFER]
   std::int64_t copy_ns_per_kb = 80;      // copy to/from user, ~12.5 GB/s [INFER]
   std::int64_t ctx_switch_ns = 1200;     // context switch [MEAS 1.07-3.5 us, low authority]
+  std::int64_t rps_enqueue_ns = 150;     // get_rps_cpu + enqueue_to_backlog per skb [INFER]
 
   template <class V>
   static void fields(V& v) {
@@ -68,6 +69,7 @@ struct CostParams {
     v("tx_tso_ns", &CostParams::tx_tso_ns, "ns", "Per TSO super-packet transmitted", r);
     v("copy_ns_per_kb", &CostParams::copy_ns_per_kb, "ns/KiB", "User copy cost per KiB", r);
     v("ctx_switch_ns", &CostParams::ctx_switch_ns, "ns", "Context switch", r);
+    v("rps_enqueue_ns", &CostParams::rps_enqueue_ns, "ns", "RPS: get_rps_cpu and enqueue_to_backlog per skb", r);
   }
   bool operator==(const CostParams&) const = default;
 };

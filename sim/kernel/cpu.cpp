@@ -93,13 +93,15 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
 bool Kernel::can_preempt_now(const Cpu& c) const {
   if (!c.curr) return true;
   const Task& t = *c.curr;
-  if (t.bh_disable > 0 || c.serving_softirq) return false;
+  if (t.bh_disable > 0 || c.serving_softirq || t.spinning) return false;
   if (kp_.sched.preempt == "full") return true;
   // voluntary/none: only user-mode code is preempted at interrupt return.
   return t.slot.cls == CpuClass::kUser && t.slot.remaining > 0;
 }
 
 void Kernel::dispatch(Cpu& c) {
+  // A spinning busy poller checks need_resched itself (preemption is disabled while it spins).
+  if (c.need_resched && c.curr && c.curr->spinning) spin_wake(*c.curr);
   // Preemption point: returning from interrupt levels to the task level (or idle).
   if (!c.hardirq.active && !c.softirq.active && c.need_resched && c.switch_remaining == 0 && can_preempt_now(c)) {
     schedule(c);
@@ -284,6 +286,9 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       }
       break;
     }
+    case kSpinDeadline:
+      spin_wake(*tasks_[arg]);
+      break;
     case kTxDone: {
       Nic& nic = *nics_[arg >> 20];
       Channel& ch = *nic.channels[arg & 0xfffff];
@@ -321,6 +326,11 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
     }
     case kIrqNapiTimer:
       napi_watchdog(c, *napis_[arg]);
+      break;
+    case kIrqIpiRps:
+      // rps_trigger_softirq(): ____napi_schedule(sd, &sd->backlog) (SCHED taken by the enqueuer).
+      ++c.ipis;
+      napi_schedule_local(c, c.sd.backlog);
       break;
     case kIrqTick:
       scheduler_tick(c);

@@ -61,7 +61,26 @@ struct SoftnetData {
   NapiList poll_list;
   bool in_net_rx_action = false;
   bool in_napi_threaded_poll = false;
-  std::uint64_t processed = 0, dropped = 0, time_squeeze = 0, received_rps = 0;
+  // RPS backlog: input_pkt_queue (process_queue merged: a FIFO drained by process_backlog()).
+  Napi backlog;
+  Fifo<Skb> input_pkt_queue{64};
+  std::uint64_t input_queue_head = 0, input_queue_tail = 0;
+  std::vector<int> rps_ipi_list;  // remote CPUs whose backlog this CPU scheduled (IPIs to send)
+  std::uint64_t processed = 0, dropped = 0, time_squeeze = 0, received_rps = 0, flow_limit_count = 0;
+};
+
+/// RPS/RFS configuration and the per-queue RFS flow tables (net/core/dev.c, Documentation/
+/// networking/scaling.rst).
+struct RpsState {
+  struct DevFlow {
+    int cpu = -1;
+    std::uint64_t last_qtail = 0;
+  };
+  std::vector<std::vector<int>> map;               // [nic*1024+queue] -> rps_cpus as a list
+  std::vector<std::vector<DevFlow>> flow_table;    // [nic*1024+queue] -> rps_flow_cnt entries
+  bool rfs = false;                                // rps_sock_flow_entries > 0
+  bool idle_sibling = false;                       // Kirill Tkhai's 2018 RFC (opt-in)
+  std::int64_t rps_enqueue_ns = 150;
 };
 
 struct Cpu {
@@ -179,7 +198,9 @@ class Kernel : public EventSink, public WakeView {
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
 
   // ---- interrupts ----------------------------------------------------------------------------
-  enum IrqType : std::uint32_t { kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5 };
+  enum IrqType : std::uint32_t {
+    kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5, kIrqIpiRps = 6
+  };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
   /// Delivers a hard interrupt to `cpu` at `at`.
   void raise_irq(int cpu, std::uint64_t code, Nanos at);
@@ -264,20 +285,55 @@ class Kernel : public EventSink, public WakeView {
   void nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only);
 
   // ---- sockets (socket.cpp) -----------------------------------------------------------------
-  struct Skb {
-    std::int32_t sock;
-    std::uint32_t segs;
-    std::uint32_t bytes;
-    bool ack_only;
-    int napi_id;
-  };
-  void netif_receive_skb(Ctx ctx, const Skb& skb);  // -> tcp_v4_rcv
+  void netif_receive_skb(Ctx ctx, const Skb& skb);  // -> RPS backlog or tcp_v4_rcv
   Nanos skb_cost(const Skb& skb) const;             // protocol cost charged before delivery
   void sk_data_ready(Ctx ctx, Socket& s);
-  Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
+  /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
+  Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
   Proc<void> sys_send(Task& t, Socket& s, std::int64_t bytes);
   void epoll_ctl_add(Epoll& ep, Socket& s);
+
+  // ---- busy polling (busy_poll.cpp) -----------------------------------------------------------
+  /// Spin (CPU busy, preemption disabled) until woken by: an RX completion or completion of
+  /// `napi`, an event on `ep`, need_resched, or `deadline`. An empty busy-poll iteration changes
+  /// nothing, so spinning is modelled as one wait rather than thousands of empty polls.
+  struct SpinAwait {
+    Kernel& k;
+    Task& t;
+    Napi* napi;
+    Epoll* ep;
+    Nanos deadline;
+    CpuClass cls;
+    bool await_ready() const noexcept;
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() noexcept;
+  };
+  SpinAwait spin_until(Task& t, Napi* napi, Epoll* ep, Nanos deadline, CpuClass cls = CpuClass::kSystem) {
+    return SpinAwait{*this, t, napi, ep, deadline, cls};
+  }
+  void spin_wake(Task& t);
+  /// napi_busy_loop(): poll `n` from task context until `ep` has events (or the socket `s` has
+  /// data) or `timeout` passes; with PREFER_BUSY_POLL asks softirq to back off.
+  Proc<void> napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos timeout, bool prefer, int budget);
+  Proc<void> busy_poll_stop(Task& t, Napi& n, bool prefer, int budget);
+  /// ep_busy_loop(): true if events became available.
+  Proc<bool> ep_busy_loop(Task& t, Epoll& ep);
+  void napi_suspend_irqs(Cpu& c, int napi_id);
+  void napi_resume_irqs(Cpu& c, int napi_id);
+  EpollParams& epoll_defaults() { return epoll_defaults_; }
+  /// SO_BUSY_POLL for new sockets (net.core.busy_read by default), us; and SO_BUSY_POLL_BUDGET.
+  std::int64_t& sk_busy_poll_usecs() { return sk_ll_usec_; }
+
+  // ---- RPS / RFS (rps.cpp) --------------------------------------------------------------------
+  RpsState& enable_rps();
+  const RpsState* rps() const { return rps_.get(); }
+  int get_rps_cpu(int this_cpu, const Channel& ch, const Skb& skb);
+  void enqueue_to_backlog(int this_cpu, const Skb& skb, int cpu);
+  void net_rps_send_ipis(Cpu& c);
+  Proc<int> process_backlog(Ctx ctx, Napi& n, int quota);
+  /// Protocol processing of a batch of skbs (cost charged first, then delivered).
+  Proc<void> deliver_skbs(Ctx ctx, const Skb* skbs, int n);
 
   // ---- results ------------------------------------------------------------------------------
   /// Snapshot of every counter the results report (taken at warm-up end and at the end).
@@ -286,13 +342,16 @@ class Kernel : public EventSink, public WakeView {
     std::vector<std::array<Nanos, kNumCpuClasses>> cpu_time;
     std::vector<Nanos> psi_some, psi_nonidle;
     std::vector<std::uint64_t> irqs, ctx_switches, time_squeeze, processed, ksoftirqd_wakeups;
+    std::uint64_t backlog_drops = 0, received_rps = 0;
     std::uint64_t nic_irqs = 0, rx_pkts = 0, tx_pkts = 0, ring_drops = 0, rx_bytes = 0, tx_bytes = 0;
     std::uint64_t napi_polls = 0, napi_full_polls = 0, nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
   };
   Snapshot snapshot();
 
  private:
-  enum EventKind : std::uint32_t { kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6 };
+  enum EventKind : std::uint32_t {
+    kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6, kSpinDeadline = 7
+  };
   Slot* top_slot(Cpu& c, int* level);
   void arm_segment(Cpu& c);
   void rearm(Cpu& c, Nanos at);
@@ -335,6 +394,9 @@ class Kernel : public EventSink, public WakeView {
   WirePeer* peer_ = nullptr;
   std::vector<std::pair<Kernel*, Cpu*>> irq_done_args_, softirq_done_args_;
   std::vector<std::pair<Kernel*, Task*>> task_done_args_;
+  std::unique_ptr<RpsState> rps_;
+  EpollParams epoll_defaults_;
+  std::int64_t sk_ll_usec_ = 0;
   int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)
   int overloaded_cpus_ = 0;    // CPUs with nr_running >= 2 (root_domain->overload)
 };

@@ -61,6 +61,7 @@ bool Kernel::napi_complete_done(Cpu& c, Napi& n, int work_done) {
   }
   if (n.on_list) c.sd.poll_list.remove(&n);
   ++n.completions;
+  if (n.spinner) spin_wake(*n.spinner);  // a busy poller may now take ownership
   const bool missed = n.state & kMissed;
   n.state &= ~(kMissed | kSched | kSchedThreaded | kPreferBusyPoll);
   if (missed) {
@@ -86,7 +87,7 @@ void Kernel::napi_watchdog(Cpu& c, Napi& n) {
 Proc<int> Kernel::napi_poll(Ctx ctx, Napi& n, bool& repoll) {
   const int weight = n.weight;
   int work = 0;
-  if (n.state & kSched) work = co_await driver_poll(ctx, n, weight);
+  if (n.state & kSched) work = n.ch ? co_await driver_poll(ctx, n, weight) : co_await process_backlog(ctx, n, weight);
   ++n.polls;
   if (work < weight) co_return work;
   ++n.full_polls;
@@ -120,6 +121,7 @@ Proc<void> Kernel::net_rx_action(Ctx ctx) {
           list.splice_tail(sd.poll_list);
           continue;
         }
+        net_rps_send_ipis(c);
         co_return;
       }
       break;
@@ -140,6 +142,7 @@ Proc<void> Kernel::net_rx_action(Ctx ctx) {
   sd.poll_list.splice_tail(list);
   if (!sd.poll_list.empty()) raise_softirq_irqoff(c, softirq_nr::kNetRx);
   else sd.in_net_rx_action = false;
+  net_rps_send_ipis(c);  // net_rps_action_and_irq_enable()
 }
 
 Proc<void> Kernel::napi_threaded_poll(Task& t, Napi& n) {

@@ -58,8 +58,19 @@ struct Napi {
   Task* thread = nullptr;     // threaded NAPI kthread
   WaitQueue thread_wq;        // where the kthread sleeps in napi_thread_wait()
   NapiScheduleHook* hook = nullptr;
+  Task* spinner = nullptr;    // a busy poller spinning on this NAPI (woken by RX and completion)
   // statistics
   std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
+};
+
+/// An skb as the stack sees it after GRO: one train of `segs` segments of one flow.
+struct Skb {
+  std::int32_t sock = -1;
+  std::uint32_t segs = 1;
+  std::uint32_t bytes = 0;
+  bool ack_only = false;
+  int napi_id = -1;
+  int rps_cpu = -1;  // get_rps_cpu() result decided in the driver's context (-1: process inline)
 };
 
 /// An intrusive FIFO of NAPIs (sd->poll_list, repoll lists).

@@ -95,6 +95,7 @@ void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
   ch.ring_pkts += accept;
   ch.rx_pkts += accept;
   ch.rx_bytes += e.bytes;
+  if (ch.napi.spinner) spin_wake(*ch.napi.spinner);
   nic_completion(ch, accept, false);
 }
 
@@ -159,12 +160,12 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     const auto take = std::min<std::uint32_t>(e.segs - e.polled, static_cast<std::uint32_t>(budget - work));
     e.polled += take;
     work += static_cast<int>(take);
-    ch.ring_pkts -= take;
     cost += static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
     if (e.polled < e.segs) continue;  // GRO holds the partial train until its last segment
-    const Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id};
+    Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
     ch.ring.pop_front();
-    cost += skb_cost(skb);
+    skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
+    cost += skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb);
     batch[static_cast<std::size_t>(nb++)] = skb;
     if (nb >= batch_limit) {  // gro_normal_list_flush: netif_receive_skb_list()
       co_await exec(ctx, cost);
@@ -174,6 +175,9 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     }
   }
   co_await exec(ctx, cost);
+  // mlx5e_napi_poll(): the reaped descriptors go back to the hardware only when the poll refills
+  // the ring (rq->post_wqes() after mlx5e_poll_rx_cq()), so they hold ring space until then.
+  ch.ring_pkts -= work;
   for (int i = 0; i < nb; ++i) netif_receive_skb(ctx, batch[static_cast<std::size_t>(i)]);
   n.packets += static_cast<std::uint64_t>(work);
   Cpu& c = cpu(ctx_cpu(ctx));

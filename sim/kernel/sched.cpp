@@ -33,6 +33,9 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     c->id = i;
     c->cfs = std::make_unique<FairRq>(fair_params_);
     c->rt = std::make_unique<RtRq>(tick_ns_);
+    c->sd.backlog.id = -1;
+    c->sd.backlog.backlog_cpu = i;
+    c->sd.backlog.weight = static_cast<int>(kp_.net.dev_weight);  // dev_rx_weight = dev_weight * bias (1)
     irq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
     softirq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
     cpus_.push_back(std::move(c));
@@ -122,6 +125,10 @@ void Kernel::set_task_nice(Task& t, int nice) {
 int Kernel::nr_running_of(const Cpu& c) const { return c.cfs->nr_running() + c.rt->nr_running(); }
 
 void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
+  // enqueue_entity() calls update_curr() before place_entity(): the placement reads V (EEVDF) or
+  // min_vruntime (CFS), which must include the running task's time up to now.
+  update_exec(c);
+  charge_curr(c);
   psi_update(c);
   if (is_rt_policy(t.se.policy)) c.rt->enqueue(t.se);
   else c.cfs->enqueue(t.se, flags);
@@ -131,6 +138,9 @@ void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
 }
 
 void Kernel::dequeue_task(Cpu& c, Task& t, unsigned flags) {
+  // dequeue_entity() calls update_curr() first: the saved vlag = V - v must see curr's time.
+  update_exec(c);
+  charge_curr(c);
   psi_update(c);
   if (!t.se.on_rq) return;
   if (is_rt_policy(t.se.policy)) c.rt->dequeue(t.se);
@@ -202,7 +212,8 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu) {
   update_exec(dst);
   enqueue_task(dst, t, flags);
   check_preempt(dst, t, this_cpu);
-  if (target != this_cpu) dispatch(dst);
+  // A remote target acts on need_resched only when the resched IPI that resched_curr() sent
+  // arrives (scheduler_ipi()); re-evaluating it here would preempt the remote task at once.
   return true;
 }
 

@@ -25,6 +25,10 @@ Socket& Kernel::add_socket(int nic, std::uint32_t hash) {
 Epoll& Kernel::add_epoll() {
   auto e = std::make_unique<Epoll>();
   e->id = static_cast<int>(epolls_.size());
+  e->busy_poll_usecs = epoll_defaults_.busy_poll_usecs;
+  e->busy_poll_budget = epoll_defaults_.busy_poll_budget;
+  e->prefer_busy_poll = epoll_defaults_.prefer_busy_poll;
+  e->event_poll_only = epoll_defaults_.event_poll_only;
   epolls_.push_back(std::move(e));
   return *epolls_.back();
 }
@@ -47,6 +51,10 @@ Nanos Kernel::skb_cost(const Skb& skb) const {
 }
 
 void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
+  if (skb.rps_cpu >= 0) {  // netif_receive_skb_list_internal(): RPS steers it to a backlog
+    enqueue_to_backlog(ctx_cpu(ctx), skb, skb.rps_cpu);
+    return;
+  }
   Socket& s = socket(skb.sock);
   s.napi_id = skb.napi_id;  // sk_mark_napi_id
   if (skb.ack_only) return;
@@ -64,10 +72,11 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
     s.on_ready_list = true;
   }
   ep->napi_id = s.napi_id;
+  if (ep->spinner) spin_wake(*ep->spinner);
   wake_up(ep->wq, ctx_cpu(ctx));
 }
 
-Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out) {
+Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout) {
   co_await exec(task_ctx(t, CpuClass::kSystem), costs_.syscall_ns + costs_.epoll_wait_ns);
   for (;;) {
     if (!ep.ready.empty()) {
@@ -78,9 +87,13 @@ Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>
         socket(id).on_ready_list = false;
         out.push_back(id);
       }
+      // ep_try_send_events() -> ep_suspend_napi_irqs() (v6.13 IRQ suspension)
+      if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
       co_await exec(task_ctx(t, CpuClass::kSystem), static_cast<Nanos>(out.size()) * costs_.epoll_event_ns);
       co_return static_cast<int>(out.size());
     }
+    if (timeout == 0) co_return 0;
+    if (co_await ep_busy_loop(t, ep)) continue;
     co_await sleep_on(t, ep.wq);
   }
 }
@@ -117,6 +130,8 @@ Kernel::Snapshot Kernel::snapshot() {
     s.time_squeeze.push_back(c.sd.time_squeeze);
     s.processed.push_back(c.sd.processed);
     s.ksoftirqd_wakeups.push_back(c.ksoftirqd_wakeups);
+    s.backlog_drops += c.sd.dropped;
+    s.received_rps += c.sd.received_rps;
   }
   for (auto& nic : nics_) {
     for (auto& ch : nic->channels) {

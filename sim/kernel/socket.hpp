@@ -38,6 +38,16 @@ struct Epoll {
   std::int64_t busy_poll_usecs = 0;
   std::int64_t busy_poll_budget = 0;
   bool prefer_busy_poll = false;
+  bool event_poll_only = false;  // Naman Gulati's 2024 proposal: spin on the ready list, no napi poll
+  Task* spinner = nullptr;       // a task spinning until the ready list is non-empty
+};
+
+/// Defaults for new epoll instances (what an application sets with EPIOCSPARAMS).
+struct EpollParams {
+  std::int64_t busy_poll_usecs = 0;
+  std::int64_t busy_poll_budget = 0;
+  bool prefer_busy_poll = false;
+  bool event_poll_only = false;
 };
 
 }  // namespace napisim

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/core/event_queue.hpp"
 #include "sim/core/time.hpp"
 #include "sim/hw/topology.hpp"
 #include "sim/kernel/fair.hpp"
@@ -52,6 +53,8 @@ struct Task {
   int bh_disable = 0;        // local_bh_disable() depth (threaded NAPI, busy poll)
   WaitQueue* waiting_on = nullptr;
   unsigned wake_flags = 0;   // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
+  bool spinning = false;     // busy-polling with nothing to do: on CPU, preemption disabled
+  Timer spin_timer;          // the busy-poll deadline
   Nanos last_ran = 0;        // for task_hot()
   Nanos migrate_penalty = 0; // cache refill after a cross-LLC move, added to the next segment
   // statistics

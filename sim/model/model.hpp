@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sim/core/json.hpp"
@@ -68,7 +69,13 @@ void register_model(ModelRegistry& r, std::string name, std::string summary) {
     return params_to_json(parse_params<P>(params, path));
   };
   info.create = [](const Json& params, const std::string& path) -> std::unique_ptr<RxModel> {
-    return std::make_unique<M>(parse_params<P>(params, path));
+    // A model whose attach() validates values against the host (cpulists) also takes the JSON
+    // pointer of its params, to name it in ConfigErrors.
+    if constexpr (std::is_constructible_v<M, P, std::string>) {
+      return std::make_unique<M>(parse_params<P>(params, path), path);
+    } else {
+      return std::make_unique<M>(parse_params<P>(params, path));
+    }
   };
   r.add(std::move(info));
 }

@@ -245,6 +245,9 @@ Json parse_json_text(std::string_view text, const std::string& source_name) {
     });
   } catch (const Json::parse_error& e) {
     throw ConfigError("/", source_name + ": " + describe_parse_error(e.what()));
+  } catch (const Json::out_of_range& e) {
+    // A number literal beyond double's range ("number overflow parsing '1e400'") is bad input too.
+    throw ConfigError("/", source_name + ": " + describe_parse_error(e.what()));
   }
   if (finder.duplicate())
     throw ConfigError(*finder.duplicate(), "duplicate key in " + source_name);

@@ -56,6 +56,21 @@ Scenario parse_scenario(const Json& doc, const std::string& base_dir) {
         throw ConfigError(p + "/nics/" + std::to_string(j), "expected a NIC index < " + std::to_string(s.nics.size()) +
                                                                 ", got " + std::to_string(s.models[i].nics[j]));
   }
+  for (std::size_t i = 0; i < s.changes.size(); ++i) {
+    const std::string p = "/changes/" + std::to_string(i);
+    ModelSpec& m = s.changes[i].model;
+    const ModelInfo& info = builtin_models().get(m.name, p + "/model/name");
+    m.params = info.resolve(m.params, p + "/model/params");
+    for (std::size_t j = 0; j < m.nics.size(); ++j)
+      if (m.nics[j] >= static_cast<std::int64_t>(s.nics.size()))
+        throw ConfigError(p + "/model/nics/" + std::to_string(j), "expected a NIC index < " +
+                                                                      std::to_string(s.nics.size()) + ", got " +
+                                                                      std::to_string(m.nics[j]));
+    if (i > 0 && s.changes[i].at_s < s.changes[i - 1].at_s)
+      throw ConfigError(p + "/at_s", "expected changes in time order (at_s >= " +
+                                         std::to_string(s.changes[i - 1].at_s) + "), got " +
+                                         std::to_string(s.changes[i].at_s));
+  }
   s.workload.params = resolve_workload_params(s.workload.type, s.workload.params, "/workload/params");
   if (s.warmup_s + s.duration_s > 1e5) throw ConfigError("/duration_s", "expected warmup_s + duration_s <= 1e5 s");
   return s;

@@ -64,6 +64,22 @@ struct ModelSpec {
   bool operator==(const ModelSpec&) const = default;
 };
 
+/// A change of receive-path strategy during the run, like writing /sys/class/net/DEV/threaded:
+/// at `at_s` the model is attached to its NICs. NAPIs that are being polled finish in the old
+/// executor; the next napi_schedule() uses the new one (dev_set_threaded()).
+struct ChangeSpec {
+  double at_s = 0.0;
+  ModelSpec model;
+
+  template <class V>
+  static void fields(V& v) {
+    v("at_s", &ChangeSpec::at_s, "s", "Simulated time of the change (from the start of the run, warm-up included)",
+      Range{0, 1e5});
+    v("model", &ChangeSpec::model, "", "Receive-path model attached at that time");
+  }
+  bool operator==(const ChangeSpec&) const = default;
+};
+
 struct WorkloadSpec {
   std::string type = "tcp_rr";
   Json params = Json::object();
@@ -89,6 +105,7 @@ struct Scenario {
   KernelParams kernel;
   CostParams costs;
   std::vector<ModelSpec> models = {ModelSpec{}};
+  std::vector<ChangeSpec> changes;
   WorkloadSpec workload;
 
   template <class V>
@@ -105,6 +122,7 @@ struct Scenario {
     v("kernel", &Scenario::kernel, "", "Kernel configuration and sysctls");
     v("costs", &Scenario::costs, "", "CPU cost parameters (ns)");
     v("models", &Scenario::models, "", "Receive-path models, applied in order");
+    v("changes", &Scenario::changes, "", "Run-time strategy changes (sysfs threaded-style), in time order");
     v("workload", &Scenario::workload, "", "Workload");
   }
   bool operator==(const Scenario&) const = default;

@@ -12,24 +12,29 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
   topo_ = std::make_unique<Topology>(s_.topology, "/topology");
   kernel_ = std::make_unique<Kernel>(host_, *topo_, s_.kernel, s_.costs);
   for (std::size_t i = 0; i < s_.nics.size(); ++i) kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
-  for (std::size_t i = 0; i < s_.models.size(); ++i) {
-    const ModelSpec& m = s_.models[i];
-    const std::string path = "/models/" + std::to_string(i);
-    auto model = builtin_models().get(m.name, path + "/name").create(m.params, path + "/params");
-    std::vector<int> nics;
-    if (m.nics.empty()) {
-      for (std::size_t n = 0; n < s_.nics.size(); ++n) nics.push_back(static_cast<int>(n));
-    } else {
-      for (auto n : m.nics) nics.push_back(static_cast<int>(n));
-    }
-    model->attach(*kernel_, nics);
-    models_.push_back(std::move(model));
-  }
+  for (std::size_t i = 0; i < s_.models.size(); ++i) attach_model(s_.models[i], "/models/" + std::to_string(i));
   workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");
   workload_->setup(*kernel_, paths, rng_);
 }
 
 Simulation::~Simulation() = default;
+
+void Simulation::attach_model(const ModelSpec& m, const std::string& path) {
+  auto model = builtin_models().get(m.name, path + "/name").create(m.params, path + "/params");
+  std::vector<int> nics;
+  if (m.nics.empty()) {
+    for (std::size_t n = 0; n < s_.nics.size(); ++n) nics.push_back(static_cast<int>(n));
+  } else {
+    for (auto n : m.nics) nics.push_back(static_cast<int>(n));
+  }
+  model->attach(*kernel_, nics);
+  models_.push_back(std::move(model));
+  model_names_.push_back(m.name);
+}
+
+void Simulation::apply_change(std::size_t i) {
+  attach_model(s_.changes.at(i).model, "/changes/" + std::to_string(i) + "/model");
+}
 
 void Simulation::start() { workload_->start(); }
 
@@ -45,9 +50,20 @@ void Simulation::end_measurement() {
 
 void Simulation::run_standalone() {
   start();
-  host_.advance_to(warmup_end_);
+  // Phase changes and scenario changes in time order (a change at the warm-up end comes first).
+  std::size_t next = 0;
+  auto advance_with_changes = [&](Nanos horizon) {
+    for (; next < s_.changes.size(); ++next) {
+      const Nanos at = from_seconds(s_.changes[next].at_s);
+      if (at > horizon) break;
+      host_.advance_to(at);
+      apply_change(next);
+    }
+    host_.advance_to(horizon);
+  };
+  advance_with_changes(warmup_end_);
   begin_measurement();
-  host_.advance_to(run_end_);
+  advance_with_changes(run_end_);
   end_measurement();
 }
 
@@ -127,6 +143,8 @@ Json Simulation::result(const Json& context) const {
   summary["rx_packets"] = rx;
   summary["tx_packets"] = delta(&Kernel::Snapshot::tx_pkts);
   summary["ring_drops"] = delta(&Kernel::Snapshot::ring_drops);
+  summary["backlog_drops"] = delta(&Kernel::Snapshot::backlog_drops);
+  summary["received_rps"] = delta(&Kernel::Snapshot::received_rps);
   summary["time_squeeze"] = squeeze;
   summary["napi_polls"] = delta(&Kernel::Snapshot::napi_polls);
   summary["napi_full_polls"] = delta(&Kernel::Snapshot::napi_full_polls);
@@ -140,6 +158,17 @@ Json Simulation::result(const Json& context) const {
   r["summary"] = summary;
   r["conservation"] = workload_->conservation();
   r["per_cpu"] = per_cpu;
+  // Model-specific results (RxModel::report), keyed by model name (a name used twice gets "#k").
+  Json models = Json::object();
+  for (std::size_t i = 0; i < models_.size(); ++i) {
+    Json m = Json::object();
+    models_[i]->report(m);
+    if (m.empty()) continue;
+    std::string key = model_names_[i];
+    for (int k = 2; models.contains(key); ++k) key = model_names_[i] + "#" + std::to_string(k);
+    models[key] = m;
+  }
+  if (!models.empty()) r["models"] = models;
   r["scenario"] = resolve_scenario(s_);
   if (const Histogram* h = workload_->latency_histogram()) r["histogram"] = h->to_json();
   char fp[20];

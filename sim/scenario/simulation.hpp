@@ -32,18 +32,23 @@ class Simulation {
   void start();
   void begin_measurement();
   void end_measurement();
+  /// Applies scenario change i (attaches its model at the current simulated time).
+  void apply_change(std::size_t i);
   /// Runs the whole scenario on the host model alone (tests; users go through SimGrid).
   void run_standalone();
   /// The result document (context is provided by the caller: provenance, wall time).
   Json result(const Json& context) const;
 
  private:
+  void attach_model(const ModelSpec& m, const std::string& path);
+
   Scenario s_;
   HostModel host_;
   RngRoot rng_;
   std::unique_ptr<Topology> topo_;
   std::unique_ptr<Kernel> kernel_;
   std::vector<std::unique_ptr<RxModel>> models_;
+  std::vector<std::string> model_names_;  // parallel to models_ (result["models"])
   std::unique_ptr<Workload> workload_;
   Nanos warmup_end_, run_end_;
   Kernel::Snapshot at_begin_, at_end_;

@@ -139,6 +139,17 @@ Json run_scenario(Json doc, const RunOptions& opt) {
     sim.end_measurement();
     report(true);
   });
+  if (!s.changes.empty()) {
+    // Run-time strategy changes (sysfs `threaded`-style): attach each model at its time.
+    sg4::Actor::create("changes", server, [&sim, end] {
+      const auto& changes = sim.scenario().changes;
+      for (std::size_t i = 0; i < changes.size(); ++i) {
+        if (changes[i].at_s > end) break;
+        sg4::this_actor::sleep_until(changes[i].at_s);
+        sim.apply_change(i);
+      }
+    });
+  }
   sim.start();
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -45,8 +45,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
                                                                               : m.first());
   }
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:12867 (neper's data port).
-  Rng spread = rng.stream("tcp_rr/flows");
-  (void)spread;
+  start_rng_ = rng.stream("tcp_rr/flows");  // flow start offsets (start()): the seed changes them
   for (std::int64_t f = 0; f < p_.num_flows; ++f) {
     const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
@@ -58,14 +57,16 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     fl.sock = s.id;
     fl.host = host;
     // reuseport_select_sock(): reciprocal_scale(hash, nr_socks).
-    fl.thread = static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
+    fl.thread = p_.flow_steering == "rx_queue"
+                    ? static_cast<int>(s.rx_queue % p_.num_threads)
+                    : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
   }
 }
 
 void TcpRr::start() {
   // Flows start within the first 10 us, as neper's threads connect and start almost together.
-  Rng r = Rng(0x5eed);
+  Rng& r = start_rng_;
   for (const Flow& f : flows_) {
     if (f.sock < 0) continue;
     k_->host().schedule(static_cast<Nanos>(r.uniform_int(10000)), Prio::kWire, this, kStart,
@@ -90,12 +91,20 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   Kernel& k = *k_;
   for (;;) {
-    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
+    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
+    if (n == 0) {
+      // Userspace busy loop (timeout 0): keep calling epoll_wait; spinning until the ready list
+      // fills is the same as the empty calls, without simulating each one. User code is
+      // preemptible: yield if the scheduler asks.
+      co_await k.spin_until(t, nullptr, &ep, kNever, CpuClass::kUser);
+      co_await k.cond_resched(t);
+      continue;
+    }
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
       // neper's per-event user-space work (state machine, bookkeeping): a return-to-user point.
-      co_await k.exec(k.task_ctx(t, CpuClass::kUser), 200);
+      co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
       f.req_got += co_await k.sys_recv(t, s, p_.buffer_size);
       while (f.req_got >= p_.request_size) {
         f.req_got -= p_.request_size;

@@ -33,6 +33,9 @@ struct TcpRrParams {
   std::int64_t client_tx_ns = 3000;  // client stack: send() to wire
   std::int64_t client_rx_ns = 3000;  // client stack: wire to recv() return
   std::int64_t rto_ns = 200000000;   // TCP_RTO_MIN
+  std::int64_t epoll_timeout = -1;   // -1: block in epoll_wait; 0: the application's own busy loop
+  std::int64_t server_user_ns = 200; // neper's user-space work per handled event
+  std::string flow_steering = "reuseport";  // which server thread owns a flow
 
   template <class V>
   static void fields(V& v) {
@@ -53,6 +56,15 @@ struct TcpRrParams {
     v("client_tx_ns", &TcpRrParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
     v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client: wire to recv() return", Range{0, 1e9});
     v("rto_ns", &TcpRrParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
+    v("epoll_timeout", &TcpRrParams::epoll_timeout, "ms",
+      "epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application spins calling epoll_wait)",
+      Range{-1, 0});
+    v("server_user_ns", &TcpRrParams::server_user_ns, "ns", "Server user-space work per handled event",
+      Range{0, 1e9});
+    v("flow_steering", &TcpRrParams::flow_steering, "",
+      "Flow to server thread: reuseport (SO_REUSEPORT hash, neper's default) or rx_queue (thread = RX queue "
+      "mod threads, as SO_INCOMING_NAPI_ID steering does; needed for per-epoll busy polling and IRQ suspension)",
+      Choices{"reuseport", "rx_queue"});
   }
   bool operator==(const TcpRrParams&) const = default;
 };
@@ -98,6 +110,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::vector<ClientPath> paths_;
   std::vector<Port> client_ports_;
   std::vector<Flow> flows_;                 // indexed by socket id
+  Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
   Fifo<Train> to_server_{1024};             // in arrival order (the server port is FIFO)
   std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order

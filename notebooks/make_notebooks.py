@@ -1,0 +1,649 @@
+#!/usr/bin/python3
+"""Writes notebooks/*.ipynb (without outputs) from the cell sources below.
+
+The notebooks are committed without outputs; edit them here or in Jupyter (then clear outputs with
+`jupyter nbconvert --clear-output --inplace notebooks/*.ipynb`). Regenerate:
+    /usr/bin/python3 notebooks/make_notebooks.py
+"""
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = '''\
+import os, sys
+try:
+    import napisim
+except ImportError:  # a source checkout: use the build tree (README, "Python")
+    sys.path.insert(0, os.path.abspath(os.path.join("..", "build", "python")))
+    import napisim
+import matplotlib.pyplot as plt
+import pandas as pd
+from napisim import plots
+
+# CI executes every notebook with NAPISIM_NOTEBOOK_SMALL=1: tiny durations and loads, same story.
+SMALL = os.environ.get("NAPISIM_NOTEBOOK_SMALL") == "1"
+pd.set_option("display.precision", 3)
+pd.set_option("display.width", 140)
+print("napisim", napisim.__version__, "| models:", ", ".join(napisim.list_models()), "| small:", SMALL)'''
+
+USES = '''\
+def uses(*models):
+    """A variant that sets the scenario's model list, or None when a model is missing in this build."""
+    return None if any(m is None for m in models) else {"models": list(models)}'''
+
+
+def md(text):
+    return new_markdown_cell(text.strip("\n"))
+
+
+def code(text):
+    return new_code_cell(text.strip("\n"))
+
+
+def write(name, cells):
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.validate(nb)
+    nbformat.write(nb, HERE / f"{name}.ipynb")
+
+
+# ------------------------------------------------------------------------------------------------
+write("01_quickstart", [
+    md("""
+# napisim quickstart
+
+napisim simulates how Linux schedules network receive processing — NIC queues and interrupts, NAPI
+polling, softirqs and ksoftirqd, kernel threads, the CFS/EEVDF scheduler — under a neper-style
+`tcp_rr` workload, and reports what kernel developers measure: transactions per second, latency
+percentiles, CPU busy by class, CPU cost per transaction, interrupt counts.
+
+This notebook shows the Python side:
+
+* `napisim.run()` runs one scenario and returns a `Result` with pandas views;
+* `napisim.sweep()` runs a grid of configurations in parallel and returns a tidy DataFrame;
+* `napisim.plots` draws the usual pictures.
+
+SimGrid, the simulation engine, allows one simulation per process, so every run happens in a fresh
+worker process: call `run()` as often as you like from one notebook.
+"""),
+    code(SETUP),
+    md("""
+## Models and scenarios
+
+A *model* is one receive-path strategy from the kernel debate (classic softirq NAPI, threaded NAPI,
+workqueue NAPI, busy polling, IRQ deferral...). A *scenario* is a JSON document: topology, NICs,
+kernel sysctls, cost parameters, the models, the workload. `describe()` lists a model's knobs with
+units and allowed values, as `napisim describe` does.
+"""),
+    code('''\
+pd.Series(napisim.model_summaries(), name="summary").to_frame()'''),
+    code('''\
+napisim.describe("napi_irq")'''),
+    md("""
+`validate()` applies overrides and spells out every default — exactly what a run will use. Named
+scenarios are files under `scenarios/` (`napisim.list_scenarios()`); a dict or a path works too.
+"""),
+    code('''\
+print(napisim.list_scenarios())
+sc = napisim.validate("quickstart")
+print(sc["description"])
+pd.DataFrame({"nic": sc["nics"][0]}).T'''),
+    md("""
+## One run
+
+Overrides use the CLI's `--set` semantics: dotted paths (or `__` in keyword names) into the scenario.
+The quickstart is a small host: 8 CPUs, one 4-queue NIC whose IRQs land on CPUs 0–3, 64 flows of
+1-byte requests served by 4 threads.
+"""),
+    code('''\
+DURATION = 0.02 if SMALL else 0.2
+r = napisim.run("quickstart", duration_s=DURATION)
+r'''),
+    code('''\
+r.summary[["throughput", "latency_ns.p50", "latency_ns.p90", "latency_ns.p99", "latency_ns.p99.9",
+           "cpu.busy_pct", "cpu.cpu_us_per_op", "irqs", "packets_per_irq"]]'''),
+    md("""
+Per CPU: the IRQ CPUs (0–3) carry the hard-IRQ and NET_RX softirq time; the server threads' user and
+system time lands wherever the scheduler put them.
+"""),
+    code('''\
+r.per_cpu[[c for c in r.per_cpu.columns if c == "busy_pct" or c.startswith("by_class_pct.")]]'''),
+    code('''\
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+plots.cpu_by_class(r, ax=axes[0])
+plots.latency_cdf(r, ax=axes[1])
+fig.tight_layout()'''),
+    md("""
+Bad input never falls back to a default: the error names the JSON pointer of the offending value.
+"""),
+    code('''\
+try:
+    napisim.run("quickstart", workload__params__num_flowz=10)
+except ValueError as e:
+    print("ValueError:", e)'''),
+    md("""
+## A sweep
+
+Closed-loop `tcp_rr` load grows with the number of flows. `sweep()` runs the grid × seeds on a
+process pool (one simulation per process), shows a progress bar, and caches each finished point
+(keyed by the hash of the resolved scenario) so re-running a notebook, or resuming an interrupted
+sweep, only computes what is missing.
+"""),
+    code('''\
+FLOWS = [8, 32] if SMALL else [4, 8, 16, 32, 64, 128, 256]
+SEEDS = [1] if SMALL else [1, 2, 3]
+df = napisim.sweep("quickstart", grid={"workload.params.num_flows": FLOWS}, seeds=SEEDS, duration_s=DURATION)
+df[["workload.params.num_flows", "seed", "throughput", "latency_ns.p50", "latency_ns.p99", "cpu.busy_pct"]]'''),
+    code('''\
+print(df.attrs["napisim"])
+again = napisim.sweep("quickstart", grid={"workload.params.num_flows": FLOWS}, seeds=SEEDS, duration_s=DURATION,
+                      progress=False)
+print("second time:", again.attrs["napisim"]["computed"], "computed,", again.attrs["napisim"]["cached"], "from the cache")'''),
+    code('''\
+fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+x = "workload.params.num_flows"
+plots.sweep_curve(df, x=x, y="throughput", ax=axes[0], logx=True)
+plots.sweep_curve(df, x=x, y="latency_ns.p99", ax=axes[1], logx=True)
+plots.frontier(df, x="cpu.busy_pct", y="latency_ns.p99", by=x, annotate=x, ax=axes[2])
+fig.tight_layout()'''),
+    md("""
+Throughput grows with the offered load until the IRQ CPUs saturate; past that point more flows only
+queue up and the tail latency climbs. The other notebooks compare receive-path strategies on this
+kind of trade-off.
+"""),
+])
+
+# ------------------------------------------------------------------------------------------------
+write("02_softirq_vs_threaded", [
+    md("""
+# Softirq NAPI vs threaded NAPI (Wei Wang, 2020)
+
+In September 2020 Wei Wang (Google) posted "implement kthread based napi poll", merged in Linux 5.12 as
+threaded NAPI: instead of raising the NET_RX softirq on the CPU that took the interrupt, each NAPI
+instance gets a kernel thread (`napi/<dev>-<id>`) that the scheduler places like any other task.
+
+His cover letter compared the two on neper `tcp_rr` with 1000 flows, RPS/RFS off, on a host with 56
+hyperthreads and a 100 Gb/s NIC, at three message sizes:
+
+| mode | req/resp | QPS | p50 | p90 | p99 | p99.9 |
+|---|---|---|---|---|---|---|
+| softirq | 1B/1B | 2.19M | 284us | 987us | 1.1ms | 1.56ms |
+| kthread | 1B/1B | 2.14M | 295us | 987us | 1.0ms | 1.17ms |
+| softirq | 5KB/5KB | 1.31M | 869us | 1.06ms | 1.28ms | 2.38ms |
+| kthread | 5KB/5KB | 1.32M | 878us | 1.06ms | 1.26ms | 1.66ms |
+| softirq | 1MB/1MB | 10.78K | 84ms | 166ms | 234ms | 294ms |
+| kthread | 1MB/1MB | 10.83K | 82ms | 173ms | 262ms | 320ms |
+
+The story: for small and medium messages the two are within a few percent on throughput and median,
+but the kthread cuts the extreme tail (p99.9) by a quarter to a third — softirq work that overruns its
+budget lands in ksoftirqd or delays whatever runs on the IRQ CPU, while a kthread is scheduled
+fairly. At 1 MB the link is the bottleneck and no mode wins. In napisim the difference must come only
+from *where and when* NAPI work runs, with the same cost parameters for both modes.
+
+Wei's later application benchmark restricted the kthreads to the 8 CPUs taking the RX interrupts;
+that configuration is included as a third variant.
+"""),
+    code(SETUP),
+    code(USES),
+    md("""
+## Scenarios and variants
+
+`scenarios/wei2020/tcp_rr_{1B,5KB,1MB}.json` describe Wei's setup (their `description` lists the
+assumptions). In CI-sized runs the flows and the duration shrink; the 1 MB case also needs fewer flows
+to finish transactions within a short run.
+"""),
+    code('''\
+SIZES = {"1B": 1, "5KB": 5120, "1MB": 1048576}
+
+def base_for(size):
+    name = f"wei2020/tcp_rr_{size}"
+    if napisim.has_scenario(name):
+        return name, {}
+    print(f"note: scenario {name} not found; using quickstart with {SIZES[size]}-byte messages")
+    return "quickstart", {"workload.params.request_size": SIZES[size], "workload.params.response_size": SIZES[size]}
+
+def size_overrides(size):
+    if SMALL:
+        flows = 32 if size == "1MB" else 200
+        return {"duration_s": 0.02, "warmup_s": 0.005, "workload.params.num_flows": flows}
+    return {"duration_s": 2.0, "warmup_s": 0.5} if size == "1MB" else {}
+
+irq_cpus = napisim.validate(base_for("1B")[0])["nics"][0]["irq_affinity"]
+VARIANTS = {
+    "softirq": uses(napisim.model_spec("napi_irq")),
+    "kthread": uses(napisim.model_spec("napi_threaded")),
+    f"kthread on IRQ CPUs {irq_cpus}": uses(napisim.model_spec("napi_threaded", cpumask=irq_cpus)),
+}
+VARIANTS = napisim.valid_variants(base_for("1B")[0], VARIANTS)
+SEEDS = [1] if SMALL else [1, 2]
+list(VARIANTS)'''),
+    code('''\
+frames = []
+for size in SIZES:
+    base, over = base_for(size)
+    d = napisim.sweep(base, variants=VARIANTS, seeds=SEEDS, overrides={**over, **size_overrides(size)})
+    d.insert(0, "size", size)
+    frames.append(d)
+df = pd.concat(frames, ignore_index=True)
+US = ["latency_ns.p50", "latency_ns.p90", "latency_ns.p99", "latency_ns.p99.9"]
+table = df.groupby(["size", "variant"], sort=False)[["throughput"] + US + ["cpu.busy_pct"]].mean()
+table[US] = table[US] / 1e3  # µs
+table.rename(columns=lambda c: c.replace("latency_ns.", "") + (" (us)" if c.startswith("latency") else ""))'''),
+    md("""
+## Against the published numbers
+
+The relative change of the kthread over softirq, per size and metric, next to Wei's. Absolute values
+depend on hardware napisim does not model in detail; the directions are what should hold.
+"""),
+    code('''\
+published = pd.DataFrame(
+    [("1B", "softirq", 2.19e6, 284, 987, 1100, 1560), ("1B", "kthread", 2.14e6, 295, 987, 1000, 1170),
+     ("5KB", "softirq", 1.31e6, 869, 1060, 1280, 2380), ("5KB", "kthread", 1.32e6, 878, 1060, 1260, 1660),
+     ("1MB", "softirq", 10.78e3, 84e3, 166e3, 234e3, 294e3), ("1MB", "kthread", 10.83e3, 82e3, 173e3, 262e3, 320e3)],
+    columns=["size", "variant", "throughput", "p50", "p90", "p99", "p99.9"]).set_index(["size", "variant"])
+
+sim = table.rename(columns=lambda c: c.replace("latency_ns.", ""))[published.columns]
+rows = []
+if "kthread" in VARIANTS:
+    for size in SIZES:
+        for metric in published.columns:
+            rows.append({"size": size, "metric": metric,
+                         "published %": 100 * (published.loc[(size, "kthread"), metric] / published.loc[(size, "softirq"), metric] - 1),
+                         "napisim %": 100 * (sim.loc[(size, "kthread"), metric] / sim.loc[(size, "softirq"), metric] - 1)})
+    rel = pd.DataFrame(rows).set_index(["size", "metric"])
+    display(rel.round(1))
+else:
+    print("note: no threaded NAPI model in this build: only the softirq rows are simulated")
+    display(sim)'''),
+    code('''\
+if "kthread" in VARIANTS:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4), sharey=False)
+    for ax, size in zip(axes, SIZES):
+        rel.loc[size].plot.bar(ax=ax, rot=0)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_title(f"kthread vs softirq, {size}")
+        ax.set_ylabel("change (%)")
+    fig.tight_layout()'''),
+    md("""
+## Latency percentiles and where the CPU time goes
+
+Each sweep point's full result stays in the cache; `napisim.sweep_result(key)` loads it back as a
+`Result`, with the per-CPU breakdown and the latency histogram.
+"""),
+    code('''\
+one = df[df["seed"] == SEEDS[0]]
+fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+for ax, size in zip(axes, SIZES):
+    res = {row.variant: napisim.sweep_result(row.key) for row in one[one["size"] == size].itertuples()}
+    plots.percentile_bars(res, ax=ax, unit="ms" if size == "1MB" else "us")
+    ax.set_title(size)
+fig.tight_layout()'''),
+    code('''\
+res_1b = {row.variant: napisim.sweep_result(row.key) for row in one[one["size"] == "1B"].itertuples()}
+fig, axes = plt.subplots(len(res_1b), 1, figsize=(14, 3.2 * len(res_1b)), squeeze=False)
+for ax, (label, res) in zip(axes[:, 0], res_1b.items()):
+    plots.cpu_by_class(res, ax=ax, title=f"1B, {label}")
+fig.tight_layout()'''),
+    code('''\
+plots.latency_cdf(res_1b, tail=True, logx=True).set_title("1B: 1 - CDF (the tail)");'''),
+    md("""
+With softirq NAPI the NET_RX work shows up as `softirq` (and `ksoftirqd` when it overruns) time on
+the IRQ CPUs; with threaded NAPI it becomes `kthread` time that the scheduler can move and preempt —
+spread over all CPUs when unpinned, concentrated on the IRQ CPUs in Wei's application setup.
+"""),
+])
+
+# ------------------------------------------------------------------------------------------------
+write("03_thread_wq_tapi_deferral", [
+    md("""
+# Threads vs workqueue vs TAPI, with IRQ deferral (Jakub Kicinski, 2020)
+
+Replying to Wei Wang's threaded-NAPI RFC, Jakub Kicinski compared three ways of moving NAPI polling
+out of softirq on a real Facebook workload — "thread is this code, 'work q' is Felix's code, TAPI is
+my hacks" — all relative to normal softirq NAPI:
+
+| variant | RPS | lat AVG | P50 | P99 | P999 | CPU busy | PSI |
+|---|---|---|---|---|---|---|---|
+| thread (Wei Wang's kthreads) | +1.1% | −15.6% | −0.3% | −42.5% | −8.1% | −2.3% | +60.6% |
+| work q (Felix Fietkau's workqueue) | +4.3% | −13.1% | +0.1% | −44.4% | −1.1% | −1.2% | +90.1% |
+| TAPI (Jakub's prototype) | +4.4% | −17.1% | −1.4% | −43.8% | −11.0% | −2.3% | +46.7% |
+
+Two details matter. First: "In all cases (but not the baseline) I configured timer-based polling
+(defer_hard_irqs), with around 100us timeout. Without deferring hard IRQs threaded NAPI is actually
+slower for this app." Second, niceness: raising the NAPI threads to nice −20 (as the workqueue's
+`WQ_HIGHPRI` does) made things *worse*:
+
+| config | RPS change vs normal NAPI |
+|---|---|
+| threaded | −1.50% |
+| threaded, nice −20 | −5.67% |
+| thr poll | +2.93% |
+| thr poll, nice −20 | +2.22% |
+
+The expected shape: with deferral, every threaded variant gains a few percent of throughput and cuts
+p99 by ~40%, while CPU pressure (PSI) rises sharply because NAPI work becomes runnable tasks that
+wait; nice −20 costs the application CPU. Jakub noted differences of ~2% were noise day to day.
+"""),
+    code(SETUP),
+    code(USES),
+    md("""
+## Setup
+
+Jakub's host had one NUMA node and 18 NAPI instances each around 25% of a CPU; the application is not
+public. napisim uses `scenarios/kicinski2020/` when present, otherwise a quickstart-sized `tcp_rr`
+where the server threads compete with NAPI processing for the CPUs. Deferral: `napi_defer_irq` with
+`gro_flush_timeout` 100 µs; Jakub did not state `defer_hard_irqs`, 2 is assumed here.
+"""),
+    code('''\
+kick = [s for s in napisim.list_scenarios() if s.startswith("kicinski2020/")]
+BASE = kick[0] if kick else "quickstart"
+print("base scenario:", BASE)
+OVER = {"duration_s": 0.02, "warmup_s": 0.005} if SMALL else {"duration_s": 0.3}
+if BASE == "quickstart":
+    OVER.update({"workload.params.num_threads": 8, "workload.params.num_flows": 64 if SMALL else 256})
+
+DEFER = napisim.model_spec("napi_defer_irq", defer_hard_irqs=2, gro_flush_timeout_ns=100_000)
+VARIANTS = {
+    "normal NAPI": uses(napisim.model_spec("napi_irq")),
+    "thread": uses(napisim.model_spec("napi_threaded"), DEFER),
+    "work q": uses(napisim.model_spec("napi_workqueue"), DEFER),
+    "TAPI": uses(napisim.model_spec("napi_tapi"), DEFER),
+    "threaded, no deferral": uses(napisim.model_spec("napi_threaded")),
+    "threaded, nice -20": uses(napisim.model_spec("napi_threaded", nice=-20)),
+    "thr poll": uses(napisim.model_spec("napi_tapi", thr_poll=True), DEFER),
+    "thr poll, nice -20": uses(napisim.model_spec("napi_tapi", thr_poll=True, nice=-20), DEFER),
+}
+VARIANTS = napisim.valid_variants(BASE, VARIANTS, **OVER)
+SEEDS = [1] if SMALL else [1, 2, 3]
+df = napisim.sweep(BASE, variants=VARIANTS, seeds=SEEDS, overrides=OVER)
+len(df)'''),
+    code('''\
+METRICS = {"throughput": "RPS", "latency_ns.mean": "lat AVG", "latency_ns.p50": "P50", "latency_ns.p99": "P99",
+           "latency_ns.p99.9": "P999", "cpu.busy_pct": "CPU busy", "psi_cpu_some_pct": "PSI"}
+mean = df.groupby("variant", sort=False)[list(METRICS)].mean().rename(columns=METRICS)
+base_row = mean.loc["normal NAPI"]
+rel = (100 * (mean / base_row - 1)).drop(index="normal NAPI")
+print("absolute (latency in ns, CPU and PSI in %):")
+display(mean)
+print("change vs normal NAPI (%):")
+display(rel.round(1))'''),
+    code('''\
+published = pd.DataFrame({
+    "RPS": [1.1, 4.3, 4.4], "lat AVG": [-15.6, -13.1, -17.1], "P50": [-0.3, 0.1, -1.4], "P99": [-42.5, -44.4, -43.8],
+    "P999": [-8.1, -1.1, -11.0], "CPU busy": [-2.3, -1.2, -2.3], "PSI": [60.6, 90.1, 46.7]},
+    index=["thread", "work q", "TAPI"])
+main = [v for v in published.index if v in rel.index]
+if main:
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4), sharey=True)
+    published.loc[main].T.plot.bar(ax=axes[0], rot=0, title="published (Kicinski 2020)")
+    rel.loc[main, published.columns].T.plot.bar(ax=axes[1], rot=0, title="napisim")
+    for ax in axes:
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_ylabel("change vs normal NAPI (%)")
+    fig.tight_layout()
+else:
+    print("note: none of thread / work q / TAPI is available in this build")'''),
+    md("""
+## Niceness
+
+Jakub's second table: RPS relative to normal NAPI for the threaded variants with and without
+nice −20.
+"""),
+    code('''\
+nice = ["threaded, no deferral", "threaded, nice -20", "thr poll", "thr poll, nice -20"]
+nice = [v for v in nice if v in rel.index]
+pub_nice = pd.Series({"threaded, no deferral": -1.50, "threaded, nice -20": -5.67, "thr poll": 2.93,
+                      "thr poll, nice -20": 2.22})
+if nice:
+    cmp = pd.DataFrame({"published": pub_nice[nice], "napisim": rel.loc[nice, "RPS"]})
+    ax = cmp.plot.bar(rot=0, figsize=(9, 4))
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_ylabel("RPS change vs normal NAPI (%)")
+    display(cmp.round(2))'''),
+    code('''\
+one = df[df["seed"] == SEEDS[0]]
+res = {row.variant: napisim.sweep_result(row.key) for row in one.itertuples()
+       if row.variant in ("normal NAPI", "thread", "work q", "TAPI")}
+fig, axes = plt.subplots(1, 2, figsize=(14, 4))
+plots.percentile_bars(res, percentiles=("p50", "p90", "p99", "p99.9"), ax=axes[0])
+plots.latency_cdf(res, tail=True, ax=axes[1])
+fig.tight_layout()'''),
+    md("""
+Reading the results: the deferral timer batches packets (far fewer interrupts), and moving polling to
+threads lets the scheduler interleave it with the application — which is where the p99 gain comes
+from — at the cost of runnable NAPI work waiting for a CPU (PSI). Higher NAPI priority (nice −20)
+takes CPU from the application threads, which is why it lowers throughput.
+"""),
+])
+
+# ------------------------------------------------------------------------------------------------
+write("04_busypoll_deferral_suspension", [
+    md("""
+# Busy polling vs IRQ deferral vs IRQ suspension: latency against CPU across load
+
+Three ways to stop paying one interrupt per packet, each a different point on the latency/CPU
+trade-off (`Documentation/networking/napi.rst` calls them the three loops: hardirq → softirq → poll;
+timer → softirq → poll; epoll → busy poll → poll):
+
+* **IRQ deferral** (`napi_defer_hard_irqs` + `gro_flush_timeout`): after a poll that found work, keep
+  the IRQ masked and re-poll from an hrtimer. Fewer interrupts, a bounded added delay.
+* **Busy polling** (epoll `busy_poll_usecs`, `prefer_busy_poll`): the application thread polls the NAPI
+  itself from `epoll_wait`. Lowest latency, but a CPU spins.
+* **IRQ suspension** (`irq_suspend_timeout`, Linux 6.13, Martin Karsten and Joe Damato): while
+  `epoll_wait` keeps returning events the IRQs stay suspended and the application's own loop does the
+  polling; when it runs dry, IRQs come back. Busy-poll latency at load, interrupt-driven CPU cost when
+  idle.
+
+Karsten's v7 cover letter measured memcached (avg / p99 latency in µs, CPU %):
+
+| case | 200K qps | 600K qps | 800K qps |
+|---|---|---|---|
+| base | 112 / 416 / 26 | 149 / 574 / 61 | 181 / 536 / 87 |
+| defer20 | 60 / 153 / 26 | 76 / 203 / 66 | 112 / 329 / 90 |
+| defer200 | 164 / 309 / 19 | 200 / 357 / 46 | 227 / 401 / 63 |
+| fullbusy | 46 / 133 / 100 | 55 / 177 / 100 | 61 / 190 / 100 |
+| napibusy | 100 / 277 / 56 | 63 / 250 / 96 | 64 / 214 / 99 |
+| suspend20 | 58 / 151 / 30 | 66 / 194 / 65 | 74 / 207 / 78 |
+
+The shape to look for: busy polling buys latency with a CPU pinned at 100% regardless of load;
+deferral trades latency for CPU through its timeout; suspension tracks busy polling's latency while
+its CPU cost follows the load.
+"""),
+    code(SETUP),
+    code(USES),
+    md("""
+## Variants
+
+Configurations follow the cover letter: `deferX` = defer_hard_irqs 100, gro_flush_timeout X µs;
+`napibusy` = defer 100 / 200 µs + epoll busy_poll_usecs 64, budget 64, prefer_busy_poll;
+`suspend20` = defer 100 / 20 µs + irq_suspend_timeout 20 ms, busy_poll_usecs 0, budget 64;
+`threaded busy poll` = a pinned kthread spinning on each NAPI (2025). Load is the number of
+closed-loop `tcp_rr` flows.
+"""),
+    code('''\
+BASE = "quickstart"
+OVER = {"duration_s": 0.02, "warmup_s": 0.005} if SMALL else {"duration_s": 0.2}
+LOADS = [8, 64] if SMALL else [4, 8, 16, 32, 64, 128, 256]
+SEEDS = [1] if SMALL else [1, 2]
+irq_cpus = napisim.validate(BASE)["nics"][0]["irq_affinity"]
+
+def defer(us):
+    return napisim.model_spec("napi_defer_irq", defer_hard_irqs=100, gro_flush_timeout_ns=us * 1000)
+
+softirq = napisim.model_spec("napi_irq")
+VARIANTS = {
+    "base": uses(softirq),
+    "defer20": uses(softirq, defer(20)),
+    "defer200": uses(softirq, defer(200)),
+    "napibusy": uses(softirq, defer(200), napisim.model_spec("epoll_busy_poll", busy_poll_usecs=64,
+                                                             busy_poll_budget=64, prefer_busy_poll=True)),
+    "suspend20": uses(softirq, defer(20), napisim.model_spec("irq_suspend", irq_suspend_timeout_ns=20_000_000,
+                                                             busy_poll_usecs=0, busy_poll_budget=64)),
+    "threaded busy poll": uses(napisim.model_spec("threaded_busy_poll", cpus=irq_cpus)),
+}
+VARIANTS = napisim.valid_variants(BASE, VARIANTS, **OVER)
+df = napisim.sweep(BASE, variants=VARIANTS, grid={"workload.params.num_flows": LOADS}, seeds=SEEDS, overrides=OVER)
+df["irqs_per_op"] = df["irqs"] / df["transactions"].clip(lower=1)
+df.groupby(["variant", "workload.params.num_flows"], sort=False)[
+    ["throughput", "latency_ns.mean", "latency_ns.p99", "cpu.busy_pct", "irqs_per_op"]].mean()'''),
+    md("""
+## The frontier
+
+Each line is one strategy, each point one load level (flows); lower-left is better. A strategy whose
+points sit at the right edge whatever the load is paying for spinning CPUs.
+"""),
+    code('''\
+x = "workload.params.num_flows"
+fig, axes = plt.subplots(1, 2, figsize=(15, 5))
+plots.frontier(df, x="cpu.busy_pct", y="latency_ns.p99", hue="variant", by=x, annotate=x, ax=axes[0])
+plots.frontier(df, x="cpu.busy_pct", y="latency_ns.mean", hue="variant", by=x, ax=axes[1])
+fig.tight_layout()'''),
+    code('''\
+fig, axes = plt.subplots(1, 3, figsize=(16, 4))
+plots.sweep_curve(df, x=x, y="throughput", hue="variant", ax=axes[0], logx=True)
+plots.sweep_curve(df, x=x, y="cpu.busy_pct", hue="variant", ax=axes[1], logx=True)
+plots.sweep_curve(df, x=x, y="irqs_per_op", hue="variant", ax=axes[2], logx=True, logy=True)
+axes[2].set_ylabel("interrupts per transaction")
+fig.tight_layout()'''),
+    code('''\
+top = df[(df[x] == max(LOADS)) & (df["seed"] == SEEDS[0])]
+res = {row.variant: napisim.sweep_result(row.key) for row in top.itertuples()}
+n = len(res)
+fig, axes = plt.subplots((n + 1) // 2, 2, figsize=(15, 3.2 * ((n + 1) // 2)), squeeze=False)
+for ax, (label, r) in zip(axes.flat, res.items()):
+    plots.cpu_by_class(r, ax=ax, title=f"{label}, {max(LOADS)} flows")
+for ax in list(axes.flat)[n:]:
+    ax.set_visible(False)
+fig.tight_layout()'''),
+    md("""
+What to read off: deferral collapses the interrupt count by orders of magnitude and its timeout sets
+the latency floor (defer200 is cheap but slow at low load); busy polling shows up as user/system time
+on the application CPUs at every load; suspension keeps IRQs off while the application is busy, so its
+CPU cost falls back towards the interrupt-driven baseline as the load drops.
+"""),
+])
+
+# ------------------------------------------------------------------------------------------------
+write("05_config_sweep", [
+    md("""
+# Configuration sweep: how many NAPI threads, where, and at which priority
+
+Threaded NAPI hands the receive path to the scheduler, and with it a set of knobs the softirq world
+never had: how many poller threads, which CPUs they may run on, and their scheduling class. The 2020
+discussion turned on exactly these: Wei Wang restricted the kthreads to the 8 IRQ CPUs of a 56-CPU host
+and got lower latency and CPU cost; Jakub Kicinski objected that "you pin the NAPI threads and
+hand-tune their number so the load of the NAPI CPUs is always higher. If the workload changes the
+system will get very unhappy", and found nice −20 hurt the application.
+
+This notebook sweeps those knobs on one `tcp_rr` workload where NAPI processing and the application
+compete for CPUs:
+
+1. placement × scheduling class of the per-NAPI kthreads (`napi_threaded`): unpinned, restricted to
+   the IRQ CPUs, pinned each to its IRQ's CPU; SCHED_NORMAL nice 0, nice −20, SCHED_FIFO;
+2. the number of NAPI instances (NIC queues), which is the number of kthreads;
+3. the size of a shared poller pool (TAPI), which decouples threads from NAPIs.
+"""),
+    code(SETUP),
+    code(USES),
+    code('''\
+BASE = "quickstart"
+OVER = {"duration_s": 0.02, "warmup_s": 0.005} if SMALL else {"duration_s": 0.2}
+OVER.update({"workload.params.num_threads": 8, "workload.params.num_flows": 64 if SMALL else 256})
+SEEDS = [1] if SMALL else [1, 2, 3]
+sc = napisim.validate(BASE, **OVER)
+irq_cpus = sc["nics"][0]["irq_affinity"]
+print(f'{sc["topology"]["cores_per_llc"]} CPUs, {sc["nics"][0]["queues"]} queues, IRQs on CPUs {irq_cpus}, '
+      f'{sc["workload"]["params"]["num_threads"]} server threads')
+napisim.describe("napi_threaded") if napisim.has_model("napi_threaded") else print("note: no napi_threaded model")'''),
+    md("""
+## 1. Placement × scheduling class
+
+Nine configurations plus the softirq baseline. `pin_to_irq_cpu` follows `napi.rst`'s advice ("pin
+each kernel thread to a single CPU, the same CPU as the CPU which services the interrupt").
+"""),
+    code('''\
+PLACEMENT = {"unpinned": {}, "IRQ CPUs": {"cpumask": irq_cpus}, "own IRQ CPU": {"pin_to_irq_cpu": True}}
+SCHED = {"nice 0": {}, "nice -20": {"nice": -20}, "FIFO 50": {"policy": "fifo", "rt_priority": 50}}
+if SMALL:  # CI: a corner of the grid
+    PLACEMENT = {k: PLACEMENT[k] for k in ("unpinned", "IRQ CPUs")}
+    SCHED = {k: SCHED[k] for k in ("nice 0", "FIFO 50")}
+VARIANTS = {"softirq": uses(napisim.model_spec("napi_irq"))}
+for p, pp in PLACEMENT.items():
+    for s, sp in SCHED.items():
+        VARIANTS[f"{p} / {s}"] = uses(napisim.model_spec("napi_threaded", **pp, **sp))
+VARIANTS = napisim.valid_variants(BASE, VARIANTS, **OVER)
+df1 = napisim.sweep(BASE, variants=VARIANTS, seeds=SEEDS, overrides=OVER)
+t1 = df1.groupby("variant", sort=False)[["throughput", "latency_ns.p50", "latency_ns.p99", "latency_ns.p99.9",
+                                          "cpu.busy_pct", "cpu.cpu_us_per_op", "psi_cpu_some_pct"]].mean()
+t1'''),
+    code('''\
+if len(t1) > 1:
+    fig, axes = plt.subplots(1, 2, figsize=(15, 4.5))
+    (t1["latency_ns.p99"] / 1e3).plot.barh(ax=axes[0], title="p99 latency (µs)")
+    (t1["throughput"] / 1e3).plot.barh(ax=axes[1], title="throughput (k transactions/s)")
+    for ax in axes:
+        ax.invert_yaxis()
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()'''),
+    code('''\
+if len(t1) > 1:
+    d = df1.copy()
+    d["placement"] = d["variant"].str.split(" / ").str[0]
+    d["sched"] = d["variant"].str.split(" / ").str[-1]
+    ax = plots.frontier(d[d["variant"] != "softirq"], x="cpu.cpu_us_per_op", y="latency_ns.p99", hue="placement",
+                        by="sched", annotate="sched")
+    sb = d[d["variant"] == "softirq"]
+    ax.scatter(sb["cpu.cpu_us_per_op"].mean(), sb["latency_ns.p99"].mean() / 1e3, marker="*", s=200, color="k",
+               label="softirq", zorder=5)
+    ax.legend()'''),
+    md("""
+## 2. Number of NAPI instances (queues)
+
+With threaded NAPI, one kthread per NAPI instance: more queues means more, smaller pollers. The IRQs
+are spread over the first CPUs; the kthreads stay unpinned (nice 0) or confined to the IRQ CPUs.
+"""),
+    code('''\
+QUEUES = [2, 4] if SMALL else [1, 2, 4, 8]
+V2 = {"softirq": uses(napisim.model_spec("napi_irq")),
+      "kthreads unpinned": uses(napisim.model_spec("napi_threaded")),
+      "kthreads on IRQ CPUs": uses(napisim.model_spec("napi_threaded", cpumask=irq_cpus))}
+V2 = napisim.valid_variants(BASE, V2, **OVER)
+df2 = napisim.sweep(BASE, variants=V2, grid={"nics.0.queues": QUEUES}, seeds=SEEDS, overrides=OVER)
+fig, axes = plt.subplots(1, 3, figsize=(16, 4))
+for ax, y in zip(axes, ["throughput", "latency_ns.p99", "cpu.cpu_us_per_op"]):
+    plots.sweep_curve(df2, x="nics.0.queues", y=y, hue="variant", ax=ax)
+fig.tight_layout()'''),
+    md("""
+## 3. A shared poller pool (TAPI)
+
+Jakub's TAPI prototype decouples threads from NAPI instances: a pool of pollers picks up whichever
+NAPI is ready. Sweeping the pool size shows how many threads the load actually needs; with
+`thr_poll` a poller keeps a busy NAPI until it runs dry.
+"""),
+    code('''\
+THREADS = [1, 4] if SMALL else [1, 2, 3, 4, 6, 8]
+tapi = napisim.model_spec("napi_tapi")
+if tapi is not None:
+    V3 = napisim.valid_variants(BASE, {
+        "TAPI": uses(tapi),
+        "TAPI thr poll": uses(napisim.model_spec("napi_tapi", thr_poll=True))}, **OVER)
+    df3 = napisim.sweep(BASE, variants=V3, grid={"models.0.params.threads": THREADS}, seeds=SEEDS, overrides=OVER)
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4))
+    plots.sweep_curve(df3, x="models.0.params.threads", y="latency_ns.p99", hue="variant", ax=axes[0])
+    plots.frontier(df3, x="cpu.busy_pct", y="latency_ns.p99", hue="variant", by="models.0.params.threads",
+                   annotate="models.0.params.threads", ax=axes[1])
+    fig.tight_layout()'''),
+    md("""
+Reading the sweeps: confining the kthreads to the IRQ CPUs keeps NAPI work off the application's CPUs
+(Wei's gain) but only while those CPUs have headroom; SCHED_FIFO and nice −20 let NAPI preempt the
+application immediately, which helps the receive path and costs the application. The right number of
+pollers depends on the load — Jakub's point that hand-tuned counts break when the workload changes.
+"""),
+])
+
+print("wrote", ", ".join(sorted(p.name for p in HERE.glob("*.ipynb"))))

@@ -1,0 +1,104 @@
+// napisim's private Python module `_napisim`: JSON in, JSON out (style guide habits 11 and 12).
+//
+// Deliberately narrow: scenarios and results cross the boundary as JSON text, so the Python package
+// (python/napisim/) owns every convenience and no internal class is bound. ConfigError derives from
+// std::invalid_argument, which pybind11 turns into ValueError; the message starts with the JSON
+// pointer of the offending value. SimGrid's engine is one per process: run_json() may be called once
+// per process and raises RuntimeError on a second call (napisim.run() uses a fresh worker process).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/core/json.hpp"
+#include "sim/model/model.hpp"
+#include "sim/params/fields.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/simgrid/run.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using napisim::Json;
+
+Json parse_doc(const std::string& text) {
+  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw napisim::ConfigError("/", "scenario is not valid JSON");
+  return doc;
+}
+
+napisim::RunOptions make_options(const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
+                                 const std::string& base_dir) {
+  napisim::RunOptions opt;
+  opt.sets = sets;
+  opt.seed = seed;
+  opt.base_dir = base_dir;
+  opt.progress = false;  // a worker process has no terminal to draw on
+  return opt;
+}
+
+std::string run_json(const std::string& scenario, const std::vector<std::string>& sets,
+                     std::optional<std::int64_t> seed, const std::string& base_dir) {
+  return napisim::run_scenario(parse_doc(scenario), make_options(sets, seed, base_dir)).dump();
+}
+
+std::string validate_json(const std::string& scenario, const std::vector<std::string>& sets,
+                          std::optional<std::int64_t> seed, const std::string& base_dir) {
+  return napisim::validate_scenario(parse_doc(scenario), make_options(sets, seed, base_dir)).dump();
+}
+
+std::string describe(const std::string& name) {
+  const napisim::ModelInfo& m = napisim::builtin_models().get(name, "model");
+  const std::vector<napisim::FieldInfo> rows = m.describe();
+  Json params = Json::array();
+  for (const napisim::FieldInfo& f : rows) {
+    params.push_back({{"name", f.name},
+                      {"type", f.type},
+                      {"unit", f.unit},
+                      {"doc", f.doc},
+                      {"default", f.default_value},
+                      {"constraint", f.constraint}});
+  }
+  Json out;
+  out["name"] = m.name;
+  out["summary"] = m.summary;
+  out["params"] = std::move(params);
+  out["schema"] = m.schema();
+  out["text"] = napisim::format_description(rows);
+  return out.dump();
+}
+
+std::vector<std::pair<std::string, std::string>> list_models() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const napisim::ModelInfo& m : napisim::builtin_models().list()) out.emplace_back(m.name, m.summary);
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_napisim, m) {
+  m.doc() = "napisim native core (private): JSON in, JSON out. Use the napisim package instead.";
+  m.def("run_json", &run_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
+        py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
+        "Run a scenario (JSON text) and return the result document (JSON text). Once per process.");
+  m.def("validate_json", &validate_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
+        py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
+        "Validate a scenario (JSON text) with overrides; return it with every default resolved (JSON text).");
+  m.def("schema_json", [] { return napisim::scenario_schema().dump(); }, "JSON Schema of a scenario (JSON text).");
+  m.def("default_scenario_json", [] { return napisim::default_scenario().dump(); },
+        "The embedded default scenario (scenarios/quickstart.json), JSON text.");
+  m.def("list_models", &list_models, "Receive-path models as (name, summary) pairs, sorted by name.");
+  m.def("describe", &describe, py::arg("name"),
+        "A model's parameters as JSON text: name, summary, params[], schema, text (the CLI's table).");
+  m.def("build_info", [] {
+    py::dict d;
+    d["napisim_version"] = NAPISIM_VERSION;
+    d["git_sha"] = NAPISIM_GIT_SHA;
+    d["build_type"] = NAPISIM_BUILD_TYPE;
+    return d;
+  });
+}

@@ -1,0 +1,37 @@
+"""napisim: a discrete-event simulator of Linux network receive scheduling, from Python.
+
+    import napisim
+    r = napisim.run("quickstart", duration_s=0.05)          # one run, in a fresh worker process
+    r.summary["latency_ns.p99"], r.per_cpu, r.latency_cdf()
+    df = napisim.sweep("quickstart", grid={"workload.params.num_flows": [16, 64]}, seeds=[1, 2])
+
+Each simulation runs in its own process (SimGrid's engine is one per process), so run() and sweep()
+may be called any number of times from one notebook. Bad input raises ValueError whose message
+starts with the JSON pointer of the offending value. Plot helpers: napisim.plots.
+"""
+
+from ._core import (build_info, default_scenario, describe, first_model, has_model, has_scenario,
+                    list_models, list_scenarios, load_scenario, model_spec, model_summaries, schema,
+                    scenario_dirs, valid_variants, validate)
+from .sweep import cache_key, default_cache_dir, run, sweep, sweep_result
+
+__version__ = build_info()["napisim_version"]
+
+__all__ = [
+    "run", "sweep", "sweep_result", "validate", "schema", "describe", "list_models", "model_summaries",
+    "has_model", "first_model", "list_scenarios", "has_scenario", "scenario_dirs", "load_scenario",
+    "default_scenario", "build_info", "model_spec", "valid_variants", "cache_key", "default_cache_dir", "Result", "plots",
+]
+
+
+def __getattr__(name):
+    # pandas and matplotlib are imported on first use, so worker processes start fast.
+    if name == "Result":
+        from .result import Result
+
+        return Result
+    if name == "plots":
+        import importlib
+
+        return importlib.import_module(".plots", __name__)
+    raise AttributeError(f"module 'napisim' has no attribute '{name}'")

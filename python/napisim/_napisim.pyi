@@ -1,0 +1,30 @@
+"""Type stubs for napisim's private native module (python/bindings.cpp). JSON text in, JSON text out."""
+
+from typing import Optional
+
+def run_json(
+    scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ...
+) -> str:
+    """Run a scenario and return the result document. Once per process (SimGrid); RuntimeError on a
+    second call. ValueError (message starts with the JSON pointer) on bad input. Releases the GIL."""
+
+def validate_json(
+    scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ...
+) -> str:
+    """Validate a scenario with overrides and return it with every default resolved."""
+
+def schema_json() -> str:
+    """JSON Schema (draft 2020-12) of a scenario document."""
+
+def default_scenario_json() -> str:
+    """The embedded default scenario (scenarios/quickstart.json)."""
+
+def list_models() -> list[tuple[str, str]]:
+    """(name, one-line summary) of every receive-path model, sorted by name."""
+
+def describe(name: str) -> str:
+    """A model's parameters: {name, summary, params: [{name, type, unit, doc, default, constraint}],
+    schema, text}. ValueError naming the valid models when `name` is unknown."""
+
+def build_info() -> dict[str, str]:
+    """napisim_version, git_sha, build_type of the native core."""

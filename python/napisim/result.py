@@ -1,0 +1,120 @@
+"""Result: one run's result document with pandas views (summary, per-CPU, histogram, latency CDF)."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import Any, Optional
+
+import pandas as pd
+
+from ._core import iter_flat
+
+
+def flatten(d: dict, sep: str = ".") -> dict:
+    """Nested dicts to one level: {"latency_ns": {"p99": 1}} -> {"latency_ns.p99": 1}."""
+    return {k if sep == "." else k.replace(".", sep): v for k, v in iter_flat(d)}
+
+
+def model_label(scenario: dict) -> str:
+    """"napi_irq", or "napi_threaded+napi_defer" when a scenario composes models."""
+    return "+".join(m.get("name", "?") for m in scenario.get("models", [])) or "none"
+
+
+class Result:
+    """The result of one napisim run.
+
+    raw          the result document (dict), exactly as `napisim run --format json` prints it
+    summary      pandas Series, flattened: throughput, latency_ns.p99, cpu.busy_pct, cpu.by_class_pct.softirq, ...
+    per_cpu      DataFrame, one row per CPU (busy_pct, by_class_pct.*, irqs, ...)
+    histogram    DataFrame of the latency histogram buckets: lo, hi, count, cdf (ns)
+    latency_cdf  DataFrame latency/cdf for plotting
+    scenario     the resolved scenario the run used; context: provenance (version, seed, hash)
+    """
+
+    def __init__(self, raw: dict, label: Optional[str] = None):
+        self.raw = raw
+        self.label = label or model_label(raw.get("scenario", {}))
+
+    @classmethod
+    def from_json(cls, text: str, label: Optional[str] = None) -> "Result":
+        return cls(json.loads(text), label)
+
+    @classmethod
+    def load(cls, path, label: Optional[str] = None) -> "Result":
+        with open(path, encoding="utf-8") as f:
+            return cls(json.load(f), label)
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.raw, f, indent=1)
+
+    @property
+    def context(self) -> dict:
+        return self.raw.get("context", {})
+
+    @property
+    def scenario(self) -> dict:
+        return self.raw.get("scenario", {})
+
+    @property
+    def fingerprint(self) -> str:
+        return self.raw.get("fingerprint", "")
+
+    @property
+    def model(self) -> str:
+        return model_label(self.scenario)
+
+    @cached_property
+    def summary(self) -> pd.Series:
+        return pd.Series(flatten(self.raw.get("summary", {})), name=self.label)
+
+    @cached_property
+    def per_cpu(self) -> pd.DataFrame:
+        rows = [flatten(r) for r in self.raw.get("per_cpu", [])]
+        df = pd.DataFrame(rows)
+        if "cpu" in df.columns:
+            df = df.set_index("cpu")
+        return df
+
+    @cached_property
+    def histogram(self) -> pd.DataFrame:
+        buckets = self.raw.get("histogram", {}).get("buckets", [])
+        df = pd.DataFrame(buckets, columns=["lo", "hi", "count"])
+        total = df["count"].sum()
+        df["cdf"] = df["count"].cumsum() / total if total else 0.0
+        return df
+
+    def latency_cdf(self, unit: str = "us") -> pd.DataFrame:
+        """Columns `latency_<unit>` (each bucket's upper edge) and `cdf`, starting at (min, 0)."""
+        scale = {"ns": 1.0, "us": 1e-3, "ms": 1e-6, "s": 1e-9}[unit]
+        h = self.histogram
+        if h.empty:
+            return pd.DataFrame({f"latency_{unit}": [], "cdf": []})
+        x = [h["lo"].iloc[0] * scale] + list(h["hi"] * scale)
+        y = [0.0] + list(h["cdf"])
+        return pd.DataFrame({f"latency_{unit}": x, "cdf": y})
+
+    def percentiles(self, unit: str = "us") -> pd.Series:
+        """p50, p90, p99, ... of the client-observed latency, in `unit`."""
+        scale = {"ns": 1.0, "us": 1e-3, "ms": 1e-6, "s": 1e-9}[unit]
+        lat = self.raw.get("summary", {}).get("latency_ns", {})
+        return pd.Series({k: v * scale for k, v in lat.items() if k.startswith("p")}, name=self.label)
+
+    def __getitem__(self, key: str) -> Any:
+        """result["latency_ns.p99"] is result.summary["latency_ns.p99"]."""
+        return self.summary[key]
+
+    def __repr__(self) -> str:
+        s = self.raw.get("summary", {})
+        lat = s.get("latency_ns", {})
+        cpu = s.get("cpu", {})
+        parts = [f"<napisim.Result {self.context.get('scenario', '?')} [{self.label}]"]
+        if "throughput" in s:
+            parts.append(f"qps={s['throughput']:.4g}")
+        for p in ("p50", "p99"):
+            if p in lat:
+                parts.append(f"{p}={lat[p] / 1e3:.4g}us")
+        if "busy_pct" in cpu:
+            parts.append(f"cpu={cpu['busy_pct']:.3g}%")
+        return " ".join(parts) + ">"

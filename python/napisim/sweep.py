@@ -1,0 +1,358 @@
+"""Running scenarios: napisim.run() and napisim.sweep(), each simulation in its own process.
+
+SimGrid's engine is one per process (style guide habit 11), so no simulation ever runs in the
+caller's process:
+
+* run() hands one point to a fresh `spawn` worker (ProcessPoolExecutor, one task per process);
+* sweep() fans points out over ProcessPoolExecutor(max_workers=N, mp_context=spawn,
+  max_tasks_per_child=1), or over any other executor (a Dask `distributed.Client`, a
+  concurrent.futures executor) whose workers start one `python -m napisim._worker` subprocess per
+  point, since those workers are long-lived (and Dask's are daemonic, which forbids multiprocessing
+  children).
+
+The worker functions live here, in an importable module, because spawn pickles functions by name:
+a function defined in a notebook cell cannot be sent to a worker.
+
+Sweep results are cached as JSON files named by the SHA-256 of (native build id, resolved scenario),
+written atomically as each point finishes, so an interrupted sweep resumes with only the missing
+points.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+from . import _core
+from ._core import ScenarioLike
+
+_RESULT_MARK = "NAPISIM-RESULT "
+
+
+# ----------------------------------------------------------------------------------------------
+# Worker side
+
+
+def _run_point(request: dict) -> dict:
+    """Runs one scenario in *this* process (which must not have run one before). Returns
+    {"ok": True, "result": json_text} or {"ok": False, "error": "ValueError", "message": ...}."""
+    from . import _napisim
+
+    try:
+        text = _napisim.run_json(request["doc"], list(request["sets"]), request["seed"], request["base_dir"])
+    except ValueError as e:
+        return {"ok": False, "error": "ValueError", "message": str(e)}
+    return {"ok": True, "result": text}
+
+
+def _package_parent() -> str:
+    return str(Path(__file__).resolve().parent.parent)
+
+
+def _run_point_subprocess(request: dict) -> dict:
+    """Runs one scenario in a fresh `python -m napisim._worker` subprocess. For executors whose
+    workers are long-lived (Dask, thread pools, user-provided pools)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([_package_parent()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    proc = subprocess.run([sys.executable, "-m", "napisim._worker"], input=json.dumps(request), env=env,
+                          capture_output=True, text=True)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(_RESULT_MARK):
+            return json.loads(line[len(_RESULT_MARK):])
+    raise RuntimeError(f"napisim: the simulation process exited with status {proc.returncode}: "
+                       f"{proc.stderr.strip()[-2000:]}")
+
+
+def _worker_main() -> int:
+    request = json.loads(sys.stdin.read())
+    out = _run_point(request)
+    sys.stdout.write("\n" + _RESULT_MARK + json.dumps(out) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _spawn_pool(workers: int) -> cf.ProcessPoolExecutor:
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                  max_tasks_per_child=1)
+
+
+def _unwrap(out: dict, where: str = "") -> str:
+    if out.get("ok"):
+        return out["result"]
+    msg = out.get("message", "unknown error")
+    raise ValueError(msg + (f" ({where})" if where else ""))
+
+
+# ----------------------------------------------------------------------------------------------
+# run()
+
+
+def _request(scenario: ScenarioLike, seed: Optional[int], overrides: Optional[Mapping[str, Any]],
+             base_dir: Optional[str], kwargs: Mapping[str, Any]) -> dict:
+    doc, bdir = _core.load_scenario(scenario, base_dir)
+    sets = _core.to_sets(_core.merge_overrides(overrides, kwargs))
+    return {"doc": json.dumps(doc), "sets": sets, "seed": seed, "base_dir": bdir}
+
+
+def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
+        overrides: Optional[Mapping[str, Any]] = None, label: Optional[str] = None,
+        base_dir: Optional[str] = None, **kwargs: Any):
+    """Runs one scenario in a fresh worker process and returns a napisim.Result.
+
+    scenario   a dict, a path to a scenario JSON file, or a scenario name ("quickstart",
+               "wei2020/tcp_rr_1B": a file under scenarios/, see napisim.list_scenarios())
+    seed       overrides the scenario's seed
+    overrides  {path: value} with the CLI's --set semantics; keyword arguments do the same with `__`
+               or dots as separators: run("quickstart", duration_s=0.05, workload__params__num_flows=32)
+    label      the name plots use for this result (default: the model names)
+
+    Raises ValueError (message starting with the JSON pointer) on bad input.
+    """
+    from .result import Result
+
+    req = _request(scenario, seed, overrides, base_dir, kwargs)
+    with _spawn_pool(1) as pool:
+        try:
+            out = pool.submit(_run_point, req).result()
+        except cf.process.BrokenProcessPool as e:
+            raise RuntimeError("napisim: the simulation process died (see its stderr above)") from e
+    return Result.from_json(_unwrap(out), label)
+
+
+# ----------------------------------------------------------------------------------------------
+# Cache
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("NAPISIM_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "napisim"
+
+
+def cache_key(resolved_json: str, build: Optional[str] = None) -> str:
+    """SHA-256 of the native build id and the resolved scenario (every default spelled out)."""
+    return hashlib.sha256(((build or _core.build_id()) + "\n" + resolved_json).encode()).hexdigest()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _cache_read(path: Path) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None  # missing or torn: recompute
+
+
+# ----------------------------------------------------------------------------------------------
+# sweep()
+
+
+def _column_value(v: Any) -> Any:
+    v = _core._plain(v)
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def _row(point: dict, result: dict) -> dict:
+    from .result import flatten, model_label
+
+    row = dict(point["columns"])
+    scenario = result.get("scenario", {})
+    row["seed"] = point["seed"] if point["seed"] is not None else result.get("context", {}).get("seed")
+    row["model"] = model_label(scenario)
+    row["scenario"] = scenario.get("name", "")
+    row.update(flatten(result.get("summary", {})))
+    row["fingerprint"] = result.get("fingerprint", "")
+    row["key"] = point["key"]
+    return row
+
+
+def _is_dask_client(executor: Any) -> bool:
+    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
+
+
+def sweep(base: ScenarioLike = "quickstart", grid: Optional[Mapping[str, Sequence[Any]]] = None,
+          seeds: Iterable[Optional[int]] = (1,), workers: Optional[int] = None, executor: Any = None,
+          cache_dir: Optional[os.PathLike] = None, progress: bool = True, *,
+          variants: Optional[Mapping[str, Mapping[str, Any]]] = None,
+          overrides: Optional[Mapping[str, Any]] = None, base_dir: Optional[str] = None,
+          cache: bool = True, on_result: Optional[Callable[[dict], None]] = None, **kwargs: Any):
+    """Runs the Cartesian product of `grid` (× `variants`) × `seeds` and returns a tidy DataFrame:
+    one row per point and seed; a column per swept path (named as given, `__` read as `.`), plus
+    `variant` when variants are given, `seed`, `model`, `scenario`, every summary metric flattened
+    (`throughput`, `latency_ns.p99`, `cpu.busy_pct`, `cpu.by_class_pct.softirq`, ...), `fingerprint`
+    and `key` (the cache key; napisim.sweep_result(key) loads that run's full Result).
+
+    base       the scenario (dict, path or name), with `overrides`/keyword overrides applied to every point
+    grid       {path: [values]}; values may be any JSON (e.g. models=[[{"name": "napi_irq"}], ...])
+    variants   {label: {path: value}}: named configurations compared side by side (e.g. one per model)
+    seeds      seeds to replicate every point with (None keeps the scenario's seed)
+    workers    local worker processes (default: os.cpu_count())
+    executor   a Dask distributed.Client (or any concurrent.futures executor) to run the points on
+    cache_dir  where finished points are kept (default $NAPISIM_CACHE or ~/.cache/napisim);
+               cache=False disables reading and writing it
+    on_result  called in this process with each newly computed point's row (as it finishes)
+
+    Every point is validated before anything runs: a bad value raises ValueError naming its JSON
+    pointer. Row order is the grid order, whatever order points finish in, so the same sweep gives
+    the same DataFrame with any number of workers. df.attrs["napisim"] says how many points were
+    computed and how many came from the cache.
+    """
+    import pandas as pd
+
+    from . import _napisim
+
+    doc, bdir = _core.load_scenario(base, base_dir)
+    doc_text = json.dumps(doc)
+    base_over = _core.merge_overrides(overrides, kwargs)
+    grid = {_core.normalize_path(str(k)): list(v) for k, v in (grid or {}).items()}
+    for k, v in grid.items():
+        if not v:
+            raise ValueError(f"sweep: grid['{k}'] has no values")
+    variant_items = list((variants or {None: {}}).items())
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("sweep: seeds is empty")
+
+    build = _core.build_id()
+    points: list[dict] = []
+    for vlabel, vover in variant_items:
+        for combo in itertools.product(*grid.values()):
+            assign = dict(zip(grid.keys(), combo))
+            over = dict(base_over)
+            over.update(_core.merge_overrides(vover, {}))
+            over.update(assign)
+            sets = _core.to_sets(over)
+            cols = {}
+            if variants is not None:
+                cols["variant"] = vlabel
+            cols.update({k: _column_value(v) for k, v in assign.items()})
+            for seed in seeds:
+                where = ", ".join(f"{k}={v}" for k, v in list(cols.items()) + [("seed", seed)])
+                try:
+                    resolved = _napisim.validate_json(doc_text, sets, seed, bdir)
+                except ValueError as e:
+                    raise ValueError(f"{e} (sweep point {where})") from None
+                points.append({"columns": cols, "seed": seed, "where": where,
+                               "key": cache_key(resolved, build),
+                               "request": {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}})
+
+    cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    results: dict[str, dict] = {}
+    todo: dict[str, dict] = {}  # key -> first point with that key
+    for p in points:
+        if p["key"] in results or p["key"] in todo:
+            continue
+        hit = _cache_read(cdir / f"{p['key']}.json") if cache else None
+        if hit is not None:
+            results[p["key"]] = hit
+        else:
+            todo[p["key"]] = p
+    n_cached = len(results)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_cached + len(todo), initial=n_cached, desc="napisim sweep", unit="run",
+                   file=sys.stderr, leave=True)
+
+    def finished(key: str, out: dict) -> None:
+        p = todo[key]
+        text = _unwrap(out, f"sweep point {p['where']}")
+        result = json.loads(text)
+        if cache:
+            _atomic_write(cdir / f"{key}.json", text)
+        results[key] = result
+        if bar is not None:
+            bar.update(1)
+        if on_result is not None:
+            on_result(_row(p, result))
+
+    try:
+        if todo:
+            _execute(todo, finished, workers, executor)
+    finally:
+        if bar is not None:
+            bar.close()
+
+    df = pd.DataFrame([_row(p, results[p["key"]]) for p in points])
+    df.attrs["napisim"] = {"points": len(points), "unique": len(results), "cached": n_cached,
+                           "computed": len(todo), "cache_dir": str(cdir) if cache else None}
+    return df
+
+
+def _execute(todo: dict, finished: Callable[[str, dict], None], workers: Optional[int], executor: Any) -> None:
+    if executor is None:
+        n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+        pool = _spawn_pool(n)
+        futures = {pool.submit(_run_point, p["request"]): k for k, p in todo.items()}
+        try:
+            for f in cf.as_completed(futures):
+                try:
+                    out = f.result()
+                except cf.process.BrokenProcessPool as e:
+                    raise RuntimeError("napisim: a simulation process died (see its stderr above)") from e
+                finished(futures[f], out)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    elif _is_dask_client(executor):
+        from distributed import as_completed as dask_as_completed
+
+        futures = {executor.submit(_run_point_subprocess, p["request"], pure=False): k
+                   for k, p in todo.items()}
+        try:
+            for f in dask_as_completed(list(futures)):
+                finished(futures[f], f.result())
+        except BaseException:
+            executor.cancel(list(futures))
+            raise
+    else:
+        futures = {executor.submit(_run_point_subprocess, p["request"]): k for k, p in todo.items()}
+        try:
+            for f in cf.as_completed(futures):
+                finished(futures[f], f.result())
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+
+
+def sweep_result(key: str, cache_dir: Optional[os.PathLike] = None, label: Optional[str] = None):
+    """The full Result of one sweep point, from the cache (the DataFrame's `key` column)."""
+    from .result import Result
+
+    path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / f"{key}.json"
+    raw = _cache_read(path)
+    if raw is None:
+        raise KeyError(f"no cached result {path}")
+    return Result(raw, label)

@@ -1,0 +1,176 @@
+"""napisim.run / validate / describe / list_models / schema, errors, determinism, plots."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import napisim
+from conftest import SMALL
+
+
+def test_list_models_sorted_and_has_softirq_napi():
+    models = napisim.list_models()
+    assert "napi_irq" in models
+    assert models == sorted(models)
+    assert napisim.model_summaries()["napi_irq"]
+    assert napisim.has_model("napi_irq") and not napisim.has_model("no_such_model")
+    assert napisim.first_model("no_such_model", "napi_irq") == "napi_irq"
+
+
+def test_describe_lists_every_knob():
+    d = napisim.describe("napi_irq")
+    assert d["name"] == "napi_irq"
+    names = d.param_names()
+    assert "ksoftirqd_nice" in names
+    row = next(p for p in d["params"] if p["name"] == "ksoftirqd_nice")
+    assert row["default"] == 0 and row["type"] == "int64"
+    assert "NAME" in d["text"] and "ksoftirqd_nice" in repr(d)
+    assert list(d.params["name"]) == names
+
+
+def test_describe_unknown_model_is_value_error_naming_the_models():
+    with pytest.raises(ValueError, match="napi_irq"):
+        napisim.describe("napi_iqr")
+
+
+def test_schema_describes_a_scenario():
+    s = napisim.schema()
+    assert "workload" in s["properties"] and "models" in s["properties"]
+
+
+def test_validate_spells_out_defaults_and_applies_overrides():
+    r = napisim.validate("quickstart", duration_s=0.03, workload__params__num_flows=16)
+    assert r["duration_s"] == 0.03
+    assert r["workload"]["params"]["num_flows"] == 16
+    assert r["kernel"]["net"]["dev_weight"] == 64  # a default the file does not spell out
+    same = napisim.validate("quickstart", overrides={"/duration_s": 0.03, "workload.params.num_flows": 16})
+    assert same == r
+    assert napisim.validate("quickstart", seed=7)["seed"] == 7
+
+
+@pytest.mark.parametrize("override,pointer", [
+    ({"workload.params.num_flowz": 3}, "/workload/params/num_flowz"),
+    ({"nics.0.queues": 0}, "/nics/0/queues"),
+    ({"duration_s": "long"}, "/duration_s"),
+    ({"models": [{"name": "napi_iqr"}]}, "/models/0/name"),
+])
+def test_bad_input_is_value_error_with_json_pointer(override, pointer):
+    with pytest.raises(ValueError) as e:
+        napisim.validate("quickstart", overrides=override)
+    assert str(e.value).startswith(pointer), str(e.value)
+
+
+def test_run_error_in_the_worker_arrives_as_value_error_with_pointer():
+    with pytest.raises(ValueError) as e:
+        napisim.run("quickstart", **SMALL, **{"workload.params.num_flowz": 3})
+    assert str(e.value).startswith("/workload/params/num_flowz"), str(e.value)
+
+
+def test_unknown_scenario_name_is_value_error():
+    with pytest.raises(ValueError, match="no scenario file or scenario name 'nope/nothing'"):
+        napisim.run("nope/nothing")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        napisim.validate(__file__)  # a file, but not JSON
+
+
+def test_scenario_names_resolve_to_files_under_scenarios():
+    names = napisim.list_scenarios()
+    assert "quickstart" in names
+    for name in names:
+        if name.startswith("wei2020/"):
+            assert napisim.validate(name)["name"] == name
+
+
+def test_run_returns_pandas_views():
+    r = napisim.run("quickstart", **SMALL)
+    assert isinstance(r, napisim.Result)
+    s = r.summary
+    assert isinstance(s, pd.Series)
+    for key in ("throughput", "latency_ns.p50", "latency_ns.p99", "cpu.busy_pct", "cpu.cpu_us_per_op",
+                "cpu.by_class_pct.softirq", "irqs"):
+        assert key in s.index, key
+    assert s["throughput"] > 0 and s["latency_ns.p99"] >= s["latency_ns.p50"] > 0
+    assert r["throughput"] == s["throughput"]
+    assert len(r.per_cpu) == r.raw["scenario"]["topology"]["cores_per_llc"]
+    assert "busy_pct" in r.per_cpu.columns and "by_class_pct.softirq" in r.per_cpu.columns
+    h = r.histogram
+    assert list(h.columns) == ["lo", "hi", "count", "cdf"]
+    assert h["count"].sum() == r.raw["histogram"]["count"]
+    assert h["cdf"].iloc[-1] == pytest.approx(1.0) and h["cdf"].is_monotonic_increasing
+    c = r.latency_cdf()
+    assert c["cdf"].iloc[0] == 0.0 and c["latency_us"].is_monotonic_increasing
+    assert r.raw["scenario"]["duration_s"] == SMALL["duration_s"]
+    assert r.context["scenario"] == "quickstart" and r.label == "napi_irq"
+    assert "qps=" in repr(r)
+    assert set(r.percentiles().index).issuperset({"p50", "p99"})
+
+
+def test_run_accepts_dict_path_and_name_alike(tmp_path):
+    doc = napisim.default_scenario()
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    a = napisim.run("quickstart", **SMALL)
+    b = napisim.run(doc, **SMALL)
+    c = napisim.run(str(path), **SMALL)
+    assert a.fingerprint == b.fingerprint == c.fingerprint
+    assert a.raw["summary"] == c.raw["summary"]
+
+
+def test_keyword_dotted_and_dict_overrides_are_the_same():
+    a = napisim.run("quickstart", **SMALL, workload__params__num_flows=16)
+    b = napisim.run("quickstart", overrides={**SMALL, "workload.params.num_flows": 16})
+    assert a.raw["scenario"]["workload"]["params"]["num_flows"] == 16
+    assert a.fingerprint == b.fingerprint
+
+
+def test_same_seed_same_result_many_runs_in_one_process():
+    runs = [napisim.run("quickstart", seed=3, **SMALL) for _ in range(3)]
+    assert runs[0].raw == runs[1].raw == runs[2].raw
+    pd.testing.assert_series_equal(runs[0].summary, runs[2].summary)
+    pd.testing.assert_frame_equal(runs[0].per_cpu, runs[2].per_cpu)
+    other = napisim.run("quickstart", seed=4, **SMALL)
+    assert other.fingerprint != runs[0].fingerprint
+    assert other.context["seed"] == 4
+
+
+def test_native_module_refuses_a_second_run_in_one_process():
+    code = (
+        "import json, napisim\n"
+        "from napisim import _napisim\n"
+        "doc = json.dumps(napisim.default_scenario())\n"
+        "_napisim.run_json(doc, ['duration_s=0.005', 'warmup_s=0.001'])\n"
+        "try:\n"
+        "    _napisim.run_json(doc, ['duration_s=0.005', 'warmup_s=0.001'])\n"
+        "except RuntimeError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "refused:" in out.stdout and "one simulation per process" in out.stdout
+
+
+def test_plot_helpers_draw(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from napisim import plots
+
+    a = napisim.run("quickstart", **SMALL, label="64 flows")
+    b = napisim.run("quickstart", **SMALL, workload__params__num_flows=16, label="16 flows")
+    assert plots.latency_cdf({"a": a, "b": b}).get_legend() is not None
+    assert plots.latency_cdf([a, b], tail=True).get_yscale() == "log"
+    assert len(plots.percentile_bars([a, b]).patches) == 8
+    ax = plots.cpu_by_class(a)
+    assert len(ax.patches) > 0
+    df = pd.DataFrame({"model": ["x", "x", "y", "y"], "flows": [1, 2, 1, 2], "seed": [1] * 4,
+                       "latency_ns.p99": [1e3, 2e3, 3e3, 4e3], "cpu.busy_pct": [10, 20, 15, 30]})
+    ax = plots.sweep_curve(df, x="flows")
+    assert "p99" in ax.get_ylabel() and len(ax.get_lines()) >= 2
+    ax = plots.frontier(df, by="flows", annotate="flows")
+    assert "CPU" in ax.get_xlabel()
+    ax.figure.savefig(tmp_path / "f.png")
+    plt.close("all")

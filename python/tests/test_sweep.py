@@ -1,0 +1,153 @@
+"""napisim.sweep: tidy DataFrame, determinism across worker counts, the result cache and resuming."""
+
+import os
+
+import pandas as pd
+import pytest
+
+import napisim
+from conftest import SMALL
+
+FLOWS = "workload.params.num_flows"
+
+
+def small_sweep(cache_dir, **kw):
+    args = dict(grid={FLOWS: [8, 16]}, seeds=[1, 2], workers=2, cache_dir=cache_dir, progress=False)
+    args.update(kw)
+    return napisim.sweep("quickstart", **args, **SMALL)
+
+
+def test_sweep_is_tidy_one_row_per_point_and_seed(tmp_path):
+    df = small_sweep(tmp_path)
+    assert len(df) == 4
+    assert list(df[FLOWS]) == [8, 8, 16, 16] and list(df["seed"]) == [1, 2, 1, 2]
+    for col in ("model", "scenario", "throughput", "latency_ns.p50", "latency_ns.p99", "cpu.busy_pct",
+                "cpu.cpu_us_per_op", "cpu.by_class_pct.softirq", "irqs", "fingerprint", "key"):
+        assert col in df.columns, col
+    assert (df["model"] == "napi_irq").all() and (df["throughput"] > 0).all()
+    assert df.attrs["napisim"]["computed"] == 4 and df.attrs["napisim"]["cached"] == 0
+    # a point's full result is in the cache under its key
+    r = napisim.sweep_result(df["key"][0], cache_dir=tmp_path)
+    assert r.raw["scenario"]["workload"]["params"]["num_flows"] == 8
+    assert r.fingerprint == df["fingerprint"][0]
+
+
+def test_sweep_point_equals_run(tmp_path):
+    df = small_sweep(tmp_path, grid={FLOWS: [16]}, seeds=[2])
+    r = napisim.run("quickstart", seed=2, **SMALL, **{FLOWS: 16})
+    assert df["fingerprint"][0] == r.fingerprint
+    assert df["latency_ns.p99"][0] == r.summary["latency_ns.p99"]
+
+
+def test_one_and_two_workers_give_the_same_dataframe(tmp_path):
+    one = small_sweep(tmp_path / "a", workers=1)
+    two = small_sweep(tmp_path / "b", workers=2)
+    pd.testing.assert_frame_equal(one, two)
+    again = small_sweep(tmp_path / "c", workers=2)
+    pd.testing.assert_frame_equal(two, again)
+
+
+def test_cache_resume_recomputes_only_missing_points(tmp_path):
+    first = small_sweep(tmp_path)
+    files = sorted(tmp_path.glob("*.json"))
+    assert len(files) == 4 and {f.stem for f in files} == set(first["key"])
+    mtimes = {f: f.stat().st_mtime_ns for f in files}
+    for f in files[:2]:
+        f.unlink()
+    seen = []
+    second = small_sweep(tmp_path, on_result=lambda row: seen.append(row["key"]))
+    assert second.attrs["napisim"]["computed"] == 2 and second.attrs["napisim"]["cached"] == 2
+    assert sorted(seen) == sorted(f.stem for f in files[:2])
+    for f in files[2:]:
+        assert f.stat().st_mtime_ns == mtimes[f]  # untouched
+    for f in files[:2]:
+        assert f.exists()  # recomputed and written back
+    pd.testing.assert_frame_equal(first, second)
+    third = small_sweep(tmp_path)
+    assert third.attrs["napisim"]["computed"] == 0
+    pd.testing.assert_frame_equal(first, third)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_interrupted_sweep_keeps_finished_points_and_resumes(tmp_path):
+    grid = {FLOWS: [4, 8, 12, 16, 20, 24]}
+
+    def stop_after_two(row, done=[]):
+        done.append(row)
+        if len(done) == 2:
+            raise Interrupt()
+
+    with pytest.raises(Interrupt):
+        small_sweep(tmp_path, grid=grid, seeds=[1], workers=1, on_result=stop_after_two)
+    kept = len(list(tmp_path.glob("*.json")))
+    assert 2 <= kept < 6
+    assert not list(tmp_path.glob(".*.tmp"))  # no torn files
+    resumed = small_sweep(tmp_path, grid=grid, seeds=[1])
+    assert resumed.attrs["napisim"]["cached"] == kept
+    assert resumed.attrs["napisim"]["computed"] == 6 - kept
+    full = small_sweep(tmp_path / "fresh", grid=grid, seeds=[1])
+    pd.testing.assert_frame_equal(resumed, full)
+
+
+def test_a_corrupt_cache_file_is_recomputed(tmp_path):
+    first = small_sweep(tmp_path, seeds=[1])
+    victim = tmp_path / f"{first['key'][0]}.json"
+    victim.write_text("{not json")
+    second = small_sweep(tmp_path, seeds=[1])
+    assert second.attrs["napisim"]["computed"] == 1
+    pd.testing.assert_frame_equal(first, second)
+
+
+def test_cache_false_writes_nothing(tmp_path):
+    df = small_sweep(tmp_path, cache=False, grid={FLOWS: [8]}, seeds=[1])
+    assert len(df) == 1 and not list(tmp_path.glob("*.json"))
+
+
+def test_default_cache_dir_follows_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("NAPISIM_CACHE", str(tmp_path / "env-cache"))
+    assert napisim.default_cache_dir() == tmp_path / "env-cache"
+    napisim.sweep("quickstart", grid={FLOWS: [8]}, progress=False, **SMALL)
+    assert len(list((tmp_path / "env-cache").glob("*.json"))) == 1
+
+
+def test_bad_grid_value_fails_before_running_with_the_pointer(tmp_path):
+    with pytest.raises(ValueError) as e:
+        small_sweep(tmp_path, grid={FLOWS: [8, -1]})
+    msg = str(e.value)
+    assert msg.startswith("/workload/params/num_flows") and "sweep point" in msg
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_variants_and_structured_grid_values(tmp_path):
+    df = napisim.sweep("quickstart", variants={"nice0": {}, "nice5": {"models": [{"name": "napi_irq",
+                       "params": {"ksoftirqd_nice": 5}}]}},
+                       grid={"nics.0.irq_affinity": ["0-1", "0-3"]}, seeds=[1], cache_dir=tmp_path,
+                       progress=False, **SMALL)
+    assert list(df["variant"]) == ["nice0", "nice0", "nice5", "nice5"]
+    assert list(df["nics.0.irq_affinity"]) == ["0-1", "0-3", "0-1", "0-3"]
+    df2 = napisim.sweep("quickstart", grid={"models": [[{"name": "napi_irq"}]]}, seeds=[1], cache_dir=tmp_path,
+                        progress=False, **SMALL)
+    assert df2["models"][0] == '[{"name": "napi_irq"}]'
+
+
+def test_identical_points_run_once(tmp_path):
+    df = small_sweep(tmp_path, grid={FLOWS: [8, 8]}, seeds=[1])
+    assert len(df) == 2 and df.attrs["napisim"]["computed"] == 1
+    assert df["fingerprint"][0] == df["fingerprint"][1]
+
+
+def test_any_concurrent_futures_executor_works(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as ex:
+        threaded = small_sweep(tmp_path / "t", executor=ex)
+    local = small_sweep(tmp_path / "l")
+    pd.testing.assert_frame_equal(threaded, local)
+
+
+def test_progress_bar_goes_to_stderr(tmp_path, capsys):
+    small_sweep(tmp_path, grid={FLOWS: [8]}, seeds=[1], progress=True)
+    assert "napisim sweep" in capsys.readouterr().err

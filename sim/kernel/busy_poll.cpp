@@ -1,0 +1,169 @@
+// napisim: busy polling (net/core/dev.c napi_busy_loop / busy_poll_stop, fs/eventpoll.c
+// ep_busy_loop, include/net/busy_poll.h; IRQ suspension napi_suspend_irqs / napi_resume_irqs,
+// v6.13). kernel-napi.md 3.3, 3.4, 7.
+//
+//   __napi_busy_loop()  take ownership (SCHED|IN_BUSY_POLL) unless softirq/a kthread owns the NAPI,
+//                       in which case PREFER_BUSY_POLL asks it to yield; poll `budget` packets per
+//                       iteration with BHs disabled; local_bh_enable() runs pending softirqs inline;
+//                       stop when loop_end() (events, or the busy-poll time is up); on need_resched
+//                       release ownership (busy_poll_stop) and cond_resched(); IRQs stay masked
+//                       while IN_BUSY_POLL (napi_complete_done returns false)
+//   busy_poll_stop()    clear IN_BUSY_POLL; with prefer_busy_poll and napi_defer_hard_irqs +
+//                       gro_flush_timeout, arm the timer and skip the final schedule; one more poll
+//                       to re-enable interrupts; a full poll hands the rest to softirq
+//   ep_busy_loop()      epoll: busy-poll the epoll's NAPI (ep->napi_id, learned from ready
+//                       sockets) for busy_poll_usecs (or net.core.busy_poll), budget
+//                       busy_poll_budget (or BUSY_POLL_BUDGET 8); on timeout resume IRQs when
+//                       prefer_busy_poll and forget the NAPI id
+//   ep_poll()           events returned with prefer_busy_poll -> napi_suspend_irqs()
+//
+// Modelling note: an iteration that finds nothing changes nothing, so a poller with nothing to
+// do spins in one SpinAwait (CPU busy, preemption disabled) until a packet reaches its NAPI, the
+// NAPI completes, the epoll gets an event, need_resched is set, or its deadline passes.
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+using namespace napi_state;
+
+namespace {
+constexpr int kBusyPollBudget = 8;  // BUSY_POLL_BUDGET
+}
+
+bool Kernel::SpinAwait::await_ready() const noexcept {
+  if (ep && !ep->ready.empty()) return true;
+  if (k.now() >= deadline) return true;
+  if (k.cpu(t.cpu).need_resched) return true;
+  if (napi) {
+    if (!(napi->state & kSched)) return true;  // ownable
+    if ((napi->state & kInBusyPoll) && napi->ch && (napi->ch->ring_pkts > 0 || napi->ch->tx_pending > 0)) return true;
+  }
+  return false;
+}
+
+void Kernel::SpinAwait::await_suspend(std::coroutine_handle<> h) {
+  Cpu& c = k.cpu(t.cpu);
+  k.update_exec(c);
+  t.slot.h = h;
+  t.slot.remaining = 0;
+  t.slot.waiting = true;
+  t.slot.cls = cls;
+  t.spinning = true;
+  if (napi) napi->spinner = &t;
+  if (ep) ep->spinner = &t;
+  if (deadline != kNever)
+    t.spin_timer.arm(k.host().queue(), deadline, Prio::kTimer, &k, kSpinDeadline, static_cast<std::uint64_t>(t.id));
+  k.arm_segment(c);
+}
+
+void Kernel::SpinAwait::await_resume() noexcept {
+  t.spinning = false;
+  t.spin_timer.cancel();
+  if (napi && napi->spinner == &t) napi->spinner = nullptr;
+  if (ep && ep->spinner == &t) ep->spinner = nullptr;
+}
+
+void Kernel::spin_wake(Task& t) {
+  if (!t.spinning || !t.slot.waiting) return;
+  Cpu& c = cpu(t.cpu);
+  update_exec(c);
+  t.slot.waiting = false;
+  t.spin_timer.cancel();
+  arm_segment(c);
+}
+
+Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos timeout, bool prefer, int budget) {
+  const Nanos end = now() + timeout;
+  const Ctx ctx = task_ctx(t, CpuClass::kSystem);
+  auto loop_end = [&] { return (ep ? !ep->ready.empty() : (s && s->rx_avail > 0)) || now() > end; };
+  bool owned = false;
+  for (;;) {
+    local_bh_disable(t);
+    int work = 0;
+    if (!owned) {
+      if (n.state & (kDisable | kSched | kInBusyPoll)) {
+        if (prefer) n.state |= kPreferBusyPoll;  // ask the owner (softirq) to yield
+      } else {
+        n.state |= kInBusyPoll | kSched;
+        owned = true;
+      }
+    }
+    if (owned) {
+      work = co_await driver_poll(task_ctx(t, CpuClass::kSystem), n, budget);
+    } else {
+      co_await exec(ctx, costs_.napi_poll_ns);  // the failed ownership attempt and cpu_relax()
+    }
+    co_await local_bh_enable(t);
+    if (loop_end()) break;
+    if (cpu(t.cpu).need_resched) {
+      if (owned) co_await busy_poll_stop(t, n, prefer, budget);
+      owned = false;
+      co_await cond_resched(t);
+      if (loop_end()) co_return;
+      continue;
+    }
+    if (work < budget) co_await spin_until(t, &n, ep, end + 1);
+  }
+  if (owned) co_await busy_poll_stop(t, n, prefer, budget);
+}
+
+Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
+  n.state &= ~(kMissed | kInBusyPoll);
+  local_bh_disable(t);
+  bool skip_schedule = false;
+  if (prefer) {
+    n.defer_hard_irqs_count = n.defer_hard_irqs;
+    const Nanos timeout = n.gro_flush_timeout;
+    if (n.defer_hard_irqs_count && timeout) {
+      n.timer_cpu = t.cpu;
+      n.timer.arm(host_.queue(), now() + timeout, Prio::kTimer, this, kNapiTimer, static_cast<std::uint64_t>(n.id));
+      skip_schedule = true;
+    }
+  }
+  // "All we really want here is to re-enable device interrupts."
+  const int rc = co_await driver_poll(task_ctx(t, CpuClass::kSystem), n, budget);
+  if (rc == budget) {
+    if (!skip_schedule) napi_schedule_local(cpu(t.cpu), n);  // __napi_schedule: softirq takes the rest
+    else n.state &= ~kSched;
+  }
+  co_await local_bh_enable(t);
+}
+
+Proc<bool> Kernel::ep_busy_loop(Task& t, Epoll& ep) {
+  const std::int64_t usecs = ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
+  const bool on = ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;
+  if (ep.event_poll_only && usecs > 0) {
+    // Gulati 2024 (not merged): spin on the ready list only, no napi_poll.
+    co_await spin_until(t, nullptr, &ep, now() + usecs * kNsPerUs + 1);
+    co_return !ep.ready.empty();
+  }
+  if (ep.napi_id < 0 || !on) co_return false;
+  const int napi_id = ep.napi_id;
+  Napi& n = *napis_[static_cast<std::size_t>(napi_id)];
+  const int budget = ep.busy_poll_budget ? static_cast<int>(ep.busy_poll_budget) : kBusyPollBudget;
+  co_await napi_busy_loop(t, n, &ep, nullptr, usecs * kNsPerUs, ep.prefer_busy_poll, budget);
+  if (!ep.ready.empty()) co_return true;
+  if (ep.prefer_busy_poll) {
+    local_bh_disable(t);
+    napi_resume_irqs(cpu(t.cpu), napi_id);
+    co_await local_bh_enable(t);
+  }
+  ep.napi_id = -1;  // re-learned from the next ready socket
+  co_return false;
+}
+
+void Kernel::napi_suspend_irqs(Cpu& c, int napi_id) {
+  Napi& n = *napis_[static_cast<std::size_t>(napi_id)];
+  if (n.irq_suspend_timeout) {
+    n.timer_cpu = c.id;
+    n.timer.arm(host_.queue(), now() + n.irq_suspend_timeout, Prio::kTimer, this, kNapiTimer,
+                static_cast<std::uint64_t>(n.id));
+  }
+}
+
+void Kernel::napi_resume_irqs(Cpu& c, int napi_id) {
+  Napi& n = *napis_[static_cast<std::size_t>(napi_id)];
+  if (n.irq_suspend_timeout) napi_schedule(c, n);
+}
+
+}  // namespace napisim

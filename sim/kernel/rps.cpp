@@ -1,0 +1,138 @@
+// napisim: RPS / RFS and the per-CPU backlog (net/core/dev.c as of v6.13; scaling.rst).
+//
+//   get_rps_cpu()           RFS: the CPU of the last recvmsg/sendmsg (rps_sock_flow_table), moved
+//                           only once the old CPU's backlog has passed the flow's last_qtail
+//                           (in-order rule); else RPS: rps_map[reciprocal_scale(hash, len)]
+//   enqueue_to_backlog()    netdev_max_backlog (the accept test is qlen <= max, so 1001 fit);
+//                           the enqueue that finds the queue empty schedules the backlog NAPI:
+//                           locally, or by queueing an IPI (napi_schedule_rps)
+//   net_rps_action_and_irq_enable()  IPIs are batched at the end of net_rx_action() and at the
+//                           start of process_backlog(); the IPI handler (rps_trigger_softirq)
+//                           schedules the remote backlog NAPI and counts received_rps
+//   process_backlog()       the backlog NAPI poll, quota dev_rx_weight (64), in the same
+//                           net_rx_action budget as device NAPIs
+// Kirill Tkhai's 2018 RFC (validation-targets.md 3) is the opt-in `idle_sibling` knob: when RFS's
+// target CPU is busy (not available_idle_cpu, not this CPU), steer the flow to
+// select_idle_sibling(next_cpu) in its LLC — still only after the old backlog drained, so
+// ordering holds (an assumption: the RFC text does not say).
+#include <algorithm>
+
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+using namespace napi_state;
+
+RpsState& Kernel::enable_rps() {
+  if (!rps_) {
+    rps_ = std::make_unique<RpsState>();
+    rps_->rps_enqueue_ns = costs_.rps_enqueue_ns;
+  }
+  return *rps_;
+}
+
+int Kernel::get_rps_cpu(int this_cpu, const Channel& ch, const Skb& skb) {
+  if (!rps_) return -1;
+  const std::size_t idx = static_cast<std::size_t>(ch.nic->index) * 1024 + static_cast<std::size_t>(ch.id);
+  const std::vector<int>* map = idx < rps_->map.size() ? &rps_->map[idx] : nullptr;
+  std::vector<RpsState::DevFlow>* table =
+      rps_->rfs && idx < rps_->flow_table.size() && !rps_->flow_table[idx].empty() ? &rps_->flow_table[idx] : nullptr;
+  if ((!map || map->empty()) && !table) return -1;
+  Socket& s = socket(skb.sock);
+  const std::uint32_t hash = s.hash;
+  if (table && s.rfs_cpu >= 0) {
+    int next_cpu = s.rfs_cpu;
+    RpsState::DevFlow& rf = (*table)[hash & (table->size() - 1)];
+    int tcpu = rf.cpu;
+    const bool drained = tcpu < 0 || static_cast<std::int64_t>(cpu(tcpu).sd.input_queue_head - rf.last_qtail) >= 0;
+    bool want_new = tcpu != next_cpu && drained;
+    if (rps_->idle_sibling && tcpu == next_cpu && tcpu != this_cpu && !idle_cpu(tcpu) && drained) want_new = true;
+    if (want_new) {
+      if (rps_->idle_sibling) {
+        WakeeInfo probe;  // select_idle_sibling(NULL, next_cpu, next_cpu): no task, any CPU allowed
+        probe.prev_cpu = next_cpu;
+        const int sibling = select_idle_sibling(topo_, *this, wake_params_, probe, next_cpu, next_cpu, this_cpu, false);
+        if (sibling >= 0 && sibling != tcpu) {
+          next_cpu = sibling;
+          s.rfs_cpu = sibling;  // written back into rps_sock_flow_table
+        }
+      }
+      tcpu = next_cpu;
+      rf.cpu = tcpu;
+      rf.last_qtail = cpu(tcpu).sd.input_queue_tail;
+    }
+    if (tcpu >= 0) return tcpu;
+  }
+  if (map && !map->empty())
+    return (*map)[static_cast<std::size_t>((static_cast<std::uint64_t>(hash) * map->size()) >> 32)];
+  return -1;
+}
+
+void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
+  SoftnetData& sd = cpu(target).sd;
+  const auto qlen = static_cast<std::int64_t>(sd.input_pkt_queue.size());
+  if (qlen > kp_.net.netdev_max_backlog) {
+    ++sd.dropped;
+    if (peer_) peer_->on_rx_drop(skb.sock, skb.bytes, skb.segs);
+    return;
+  }
+  Skb queued = skb;
+  queued.rps_cpu = -1;
+  sd.input_pkt_queue.push_back(queued);
+  ++sd.input_queue_tail;
+  if (qlen == 0 && !(sd.backlog.state & kSched)) {
+    sd.backlog.state |= kSched;
+    // napi_schedule_rps()
+    SoftnetData& mysd = cpu(this_cpu).sd;
+    if (target != this_cpu) {
+      if (std::find(mysd.rps_ipi_list.begin(), mysd.rps_ipi_list.end(), target) == mysd.rps_ipi_list.end())
+        mysd.rps_ipi_list.push_back(target);
+      if (!mysd.in_net_rx_action && !mysd.in_napi_threaded_poll) raise_softirq_irqoff(cpu(this_cpu), softirq_nr::kNetRx);
+    } else {
+      napi_schedule_local(cpu(this_cpu), sd.backlog);
+    }
+  }
+}
+
+void Kernel::net_rps_send_ipis(Cpu& c) {
+  for (int target : c.sd.rps_ipi_list) {
+    ++cpu(target).sd.received_rps;
+    raise_irq(target, irq_code(kIrqIpiRps, 0), now() + costs_.ipi_latency_ns);
+  }
+  c.sd.rps_ipi_list.clear();
+}
+
+Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n) {
+  Nanos cost = 0;
+  for (int i = 0; i < n; ++i) cost += skb_cost(skbs[i]);
+  co_await exec(ctx, cost);
+  for (int i = 0; i < n; ++i) netif_receive_skb(ctx, skbs[i]);
+}
+
+Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {
+  Cpu& c = cpu(n.backlog_cpu);
+  SoftnetData& sd = c.sd;
+  net_rps_send_ipis(cpu(ctx_cpu(ctx)));  // "Check if we have pending IPIs, it's better to send them now"
+  constexpr int kMaxBatch = 64;
+  std::array<Skb, kMaxBatch> batch;
+  const int limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
+  int work = 0;
+  for (;;) {
+    int nb = 0;
+    while (work < quota && nb < limit && !sd.input_pkt_queue.empty()) {
+      batch[static_cast<std::size_t>(nb++)] = sd.input_pkt_queue.front();
+      sd.input_pkt_queue.pop_front();
+      ++sd.input_queue_head;
+      ++work;
+    }
+    if (nb > 0) co_await deliver_skbs(ctx, batch.data(), nb);
+    if (work >= quota) co_return work;  // stays scheduled: repoll
+    if (sd.input_pkt_queue.empty()) {
+      n.state &= kThreaded;  // napi->state &= NAPIF_STATE_THREADED: completes without napi_complete_done
+      sd.processed += static_cast<std::uint64_t>(work);
+      co_return work;
+    }
+  }
+}
+
+}  // namespace napisim

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# End-to-end checks of the napisim command line (issue 4). One CTest test per case; each runs the
+# built binary in fresh processes.
+#
+# Usage: e2e.sh CASE NAPISIM SOURCE_DIR WORK_DIR
+# Uses only bash, coreutils, diff and grep; JSON checks use /usr/bin/python3 explicitly.
+set -u -o pipefail
+
+case_name=$1
+napisim=$2
+src=$3
+work=$4
+py=/usr/bin/python3
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+
+# A short run: the quickstart with a 50 ms measurement.
+short=(--set warmup_s=0.01 --set duration_s=0.05)
+
+fail() {
+  echo "FAIL [$case_name]: $*" >&2
+  for f in "$work"/*.out "$work"/*.err; do
+    [ -f "$f" ] || continue
+    echo "---- $(basename "$f") (first 40 lines)" >&2
+    head -n 40 "$f" >&2
+  done
+  exit 1
+}
+
+# expect_rc WANT CMD... : runs CMD with stdout/stderr to cmd.out/cmd.err and checks the exit status.
+expect_rc() {
+  local want=$1
+  shift
+  "$@" > cmd.out 2> cmd.err
+  local rc=$?
+  [ "$rc" -eq "$want" ] || fail "exit status $rc, expected $want: $*"
+}
+
+# expect_bad_input POINTER_OR_TEXT CMD... : exit 2 and stderr names the offending value.
+expect_bad_input() {
+  local what=$1
+  shift
+  expect_rc 2 "$@"
+  grep -qF -- "$what" cmd.err || fail "stderr does not mention '$what': $*"
+  grep -q '^napisim: error: ' cmd.err || fail "stderr lacks 'napisim: error: ': $*"
+  [ ! -s cmd.out ] || fail "bad input printed results on stdout: $*"
+}
+
+case $case_name in
+  run_default)
+    expect_rc 0 "$napisim" run
+    grep -q '^throughput=' cmd.out || fail "no throughput= line"
+    grep -q '^latency_p99=' cmd.out || fail "no latency_p99= line"
+    ;;
+
+  determinism)
+    "$napisim" run "${short[@]}" --format json > a.json 2> a.err || fail "run a failed"
+    "$napisim" run "${short[@]}" --format json > b.json 2> b.err || fail "run b failed"
+    [ -s a.json ] || fail "empty output"
+    cmp -s a.json b.json || { diff a.json b.json | head -n 40 >&2; fail "two runs differ"; }
+    "$napisim" run "${short[@]}" --seed 2 --format json > c.json 2> c.err || fail "run c failed"
+    fa=$(grep -o '"fingerprint": *"[0-9a-f]*"' a.json) || fail "no fingerprint in a.json"
+    fc=$(grep -o '"fingerprint": *"[0-9a-f]*"' c.json) || fail "no fingerprint in c.json"
+    [ "$fa" != "$fc" ] || fail "--seed 2 gave the same fingerprint ($fa)"
+    ;;
+
+  conservation)
+    "$napisim" run "${short[@]}" --format json > r.json 2> r.err || fail "run failed"
+    $py - r.json << 'EOF' || fail "conservation check failed"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["conservation"]
+ok = True
+if c["sent"] != c["answered"] + c["in_flight"]:
+    print(f"sent {c['sent']} != answered {c['answered']} + in_flight {c['in_flight']}", file=sys.stderr)
+    ok = False
+if c["sent"] <= 0 or c["answered"] <= 0:
+    print(f"nothing happened: {c}", file=sys.stderr)
+    ok = False
+if not r["per_cpu"]:
+    print("no per_cpu entries", file=sys.stderr)
+    ok = False
+for pc in r["per_cpu"]:
+    total = sum(pc["by_class_pct"].values())
+    if abs(total - 100.0) > 1e-6:
+        print(f"cpu {pc['cpu']}: by_class_pct sums to {total!r}: {pc['by_class_pct']}", file=sys.stderr)
+        ok = False
+sys.exit(0 if ok else 1)
+EOF
+    ;;
+
+  bad_set_unknown_key)
+    expect_bad_input '/nics/0/rx_queus' "$napisim" run --set nics.0.rx_queus=3
+    grep -q 'unknown key' cmd.err || fail "no 'unknown key'"
+    ;;
+  bad_set_typo_suggestion)
+    expect_bad_input '/nics/0/queus' "$napisim" run --set nics.0.queus=3
+    grep -qF 'did you mean "queues"' cmd.err || fail "no suggestion"
+    ;;
+  bad_out_of_range)
+    expect_bad_input '/nics/0/queues: expected integer in [1, 1024], got 0' "$napisim" run --set nics.0.queues=0
+    ;;
+  bad_truncated_json)
+    head -c 120 "$src/scenarios/quickstart.json" > truncated.json
+    expect_bad_input 'invalid JSON at line' "$napisim" run truncated.json
+    grep -qF 'truncated.json' cmd.err || fail "the file is not named"
+    grep -qF ': /: ' cmd.err || fail "no JSON pointer '/'"
+    ;;
+  bad_number_in_file)
+    printf '{"duration_s": 1e400}\n' > overflow.json
+    expect_bad_input 'invalid JSON' "$napisim" run overflow.json
+    printf '{"duration_s": NaN}\n' > nan.json
+    expect_bad_input 'invalid JSON' "$napisim" run nan.json
+    expect_bad_input '/nics/0/speed_gbps: expected number' "$napisim" run --set nics.0.speed_gbps=NaN
+    expect_bad_input '/nics/0/queues: expected integer' "$napisim" run --set nics.0.queues=1.5
+    ;;
+  bad_missing_file)
+    expect_bad_input "cannot read scenario file '$work/nosuch.json'" "$napisim" run "$work/nosuch.json"
+    ;;
+  bad_unknown_model)
+    expect_bad_input '/models/0/name: unknown model "nosuch"' "$napisim" run --set models.0.name=nosuch
+    ;;
+  bad_format)
+    expect_bad_input 'nosuch' "$napisim" run "${short[@]}" --format nosuch
+    grep -qF -- '--format' cmd.err || fail "the option is not named"
+    ;;
+  describe_unknown)
+    expect_rc 2 "$napisim" describe nosuch
+    grep -qF 'unknown model "nosuch"' cmd.err || fail "no message"
+    ;;
+  describe_known)
+    expect_rc 0 "$napisim" describe napi_irq
+    grep -q '^NAME' cmd.out || fail "no parameter table"
+    ;;
+  list_models)
+    expect_rc 0 "$napisim" list-models
+    grep -q '^napi_irq ' cmd.out || fail "napi_irq not listed"
+    LC_ALL=C sort -c cmd.out || fail "not sorted"
+    ;;
+  help)
+    expect_rc 0 "$napisim" --help
+    grep -q 'run' cmd.out || fail "no subcommands in --help"
+    expect_rc 0 "$napisim" run --help
+    grep -q -- '--set' cmd.out || fail "no --set in run --help"
+    ;;
+  bad_usage)
+    expect_rc 2 "$napisim"
+    expect_rc 2 "$napisim" nosuch-subcommand
+    expect_rc 2 "$napisim" run --no-such-option
+    ;;
+
+  out_dir)
+    mkdir out
+    expect_rc 0 "$napisim" run "${short[@]}" --out out
+    for f in result.json result.csv result.txt; do
+      [ -s "out/$f" ] || fail "out/$f missing or empty"
+    done
+    listing=$(ls -A out | LC_ALL=C sort | tr '\n' ' ')
+    [ "$listing" = "result.csv result.json result.txt " ] || fail "unexpected files in --out: $listing"
+    grep -q '^throughput=' out/result.txt || fail "result.txt is not neper text"
+    cmp -s cmd.out out/result.txt || fail "stdout (text) differs from result.txt"
+    $py -c 'import json,sys; json.load(open(sys.argv[1]))' out/result.json || fail "result.json is not JSON"
+    ;;
+  out_nonexistent)
+    expect_bad_input '--out' "$napisim" run "${short[@]}" --out /nonexistent/napisim_e2e
+    [ ! -e /nonexistent ] || fail "/nonexistent was created"
+    listing=$(ls -A)
+    [ "$listing" = "$(printf 'cmd.err\ncmd.out')" ] || fail "files written: $listing"
+    ;;
+
+  schema)
+    expect_rc 0 "$napisim" schema
+    mv cmd.out schema.json
+    expect_rc 0 "$napisim" validate "$src/scenarios/quickstart.json"
+    mv cmd.out resolved.json
+    $py - schema.json "$src/scenarios/quickstart.json" resolved.json << 'EOF' || fail "schema check failed"
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+ok = True
+for name in sys.argv[2:]:
+    doc = json.load(open(name))
+    errors = sorted(v.iter_errors(doc), key=lambda e: list(e.path))
+    for e in errors[:10]:
+        print(f"{name}: /{'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
+    ok = ok and not errors
+# The schema must reject what the loader rejects: an unknown key and an out-of-range value.
+bad = json.load(open(sys.argv[2]))
+bad["nics"][0]["rx_queus"] = 3
+if v.is_valid(bad):
+    print("schema accepts an unknown key /nics/0/rx_queus", file=sys.stderr)
+    ok = False
+bad = json.load(open(sys.argv[2]))
+bad["nics"][0]["queues"] = 0
+if v.is_valid(bad):
+    print("schema accepts /nics/0/queues = 0", file=sys.stderr)
+    ok = False
+sys.exit(0 if ok else 1)
+EOF
+    ;;
+
+  validate_quickstart)
+    expect_rc 0 "$napisim" validate "$src/scenarios/quickstart.json"
+    $py - cmd.out << 'EOF' || fail "validate output is not the resolved scenario"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["name"] == "quickstart", r.get("name")
+for key in ("platform", "topology", "nics", "kernel", "costs", "models", "workload"):
+    assert key in r, key
+assert r["nics"][0]["queues"] == 4
+assert "num_flows" in r["workload"]["params"]
+EOF
+    ;;
+  validate_bad)
+    printf '{"nics": [{"queues": 0}]}\n' > bad.json
+    expect_bad_input '/nics/0/queues: expected integer in [1, 1024], got 0' "$napisim" validate bad.json
+    ;;
+
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "ok [$case_name]"
