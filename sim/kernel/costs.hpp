@@ -41,6 +41,10 @@ struct CostParams {
   std::int64_t copy_ns_per_kb = 80;      // copy to/from user, ~12.5 GB/s [INFER]
   std::int64_t ctx_switch_ns = 1200;     // context switch [MEAS 1.07-3.5 us, low authority]
   std::int64_t rps_enqueue_ns = 150;     // get_rps_cpu + enqueue_to_backlog per skb [INFER]
+  // Variability: every CPU segment's cost is multiplied by a lognormal factor of mean 1 and this
+  // coefficient of variation (cache misses, branch mispredictions; "for a budget of 64 the
+  // processing can take 0-500us per round", Kicinski 2020-10-02). 0 = deterministic costs.
+  double cost_cv = 0.3;
 
   template <class V>
   static void fields(V& v) {
@@ -70,6 +74,8 @@ struct CostParams {
     v("copy_ns_per_kb", &CostParams::copy_ns_per_kb, "ns/KiB", "User copy cost per KiB", r);
     v("ctx_switch_ns", &CostParams::ctx_switch_ns, "ns", "Context switch", r);
     v("rps_enqueue_ns", &CostParams::rps_enqueue_ns, "ns", "RPS: get_rps_cpu and enqueue_to_backlog per skb", r);
+    v("cost_cv", &CostParams::cost_cv, "", "Coefficient of variation of every CPU segment's cost (lognormal, mean 1)",
+      Range{0, 10});
   }
   bool operator==(const CostParams&) const = default;
 };

@@ -70,6 +70,10 @@ void Kernel::update_exec(Cpu& c) {
 void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost) {
   Cpu& c = cpu(ctx.task ? ctx.task->cpu : ctx.cpu);
   update_exec(c);
+  if (cost_sigma_ > 0) {
+    const double f = c.cost_rng.lognormal(cost_mu_, cost_sigma_);
+    cost = std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
+  }
   Slot* s;
   if (ctx.task) {
     s = &ctx.task->slot;

@@ -122,6 +122,7 @@ struct Cpu {
   // softnet
   SoftnetData sd;
   WaitQueue ksoftirqd_wq;
+  Rng cost_rng{0};  // stream "cpu<N>/cost"
   // statistics
   std::uint64_t irqs = 0, ctx_switches = 0, softirq_runs = 0, ksoftirqd_wakeups = 0, ipis = 0;
 };
@@ -139,7 +140,9 @@ class WirePeer {
 
 class Kernel : public EventSink, public WakeView {
  public:
-  Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs);
+  /// `rng` seeds the per-CPU cost-variability streams ("cpu<N>/cost"); null uses seed 0, run 0.
+  Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs,
+         const RngRoot* rng = nullptr);
   ~Kernel();
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
@@ -382,6 +385,7 @@ class Kernel : public EventSink, public WakeView {
   KernelParams kp_;
   CostParams costs_;
   FairParams fair_params_;
+  double cost_mu_ = 0, cost_sigma_ = 0;  // lognormal parameters of the cost factor
   WakeParams wake_params_;
   Nanos tick_ns_;
   std::vector<std::unique_ptr<Cpu>> cpus_;

@@ -11,8 +11,15 @@
 
 namespace napisim {
 
-Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs)
+Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs,
+               const RngRoot* rng)
     : host_(host), topo_(topo), kp_(kp), costs_(costs) {
+  if (costs_.cost_cv > 0) {
+    cost_sigma_ = std::sqrt(std::log1p(costs_.cost_cv * costs_.cost_cv));
+    cost_mu_ = -cost_sigma_ * cost_sigma_ / 2;  // mean of the factor is 1
+  }
+  const RngRoot default_root(0, 0);
+  const RngRoot& root = rng ? *rng : default_root;
   if (kp_.hz != 100 && kp_.hz != 250 && kp_.hz != 300 && kp_.hz != 1000)
     throw ConfigError("/kernel/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(kp_.hz));
   tick_ns_ = kNsPerSec / kp_.hz;
@@ -33,6 +40,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     c->id = i;
     c->cfs = std::make_unique<FairRq>(fair_params_);
     c->rt = std::make_unique<RtRq>(tick_ns_);
+    c->cost_rng = root.stream("cpu" + std::to_string(i) + "/cost");
     c->sd.backlog.id = -1;
     c->sd.backlog.backlog_cpu = i;
     c->sd.backlog.weight = static_cast<int>(kp_.net.dev_weight);  // dev_rx_weight = dev_weight * bias (1)

@@ -10,7 +10,7 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
     , warmup_end_(from_seconds(s.warmup_s))
     , run_end_(from_seconds(s.warmup_s + s.duration_s)) {
   topo_ = std::make_unique<Topology>(s_.topology, "/topology");
-  kernel_ = std::make_unique<Kernel>(host_, *topo_, s_.kernel, s_.costs);
+  kernel_ = std::make_unique<Kernel>(host_, *topo_, s_.kernel, s_.costs, &rng_);
   for (std::size_t i = 0; i < s_.nics.size(); ++i) kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
   for (std::size_t i = 0; i < s_.models.size(); ++i) attach_model(s_.models[i], "/models/" + std::to_string(i));
   workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");

@@ -215,6 +215,32 @@ assert r["nics"][0]["queues"] == 4
 assert "num_flows" in r["workload"]["params"]
 EOF
     ;;
+  xml_platform)
+    # A SimGrid platform XML gives the same paths as the equivalent built-in platform.
+    expect_rc 0 "$napisim" run "$src/scenarios/examples/xml_platform.json" --format json
+    mv cmd.out xml.json
+    expect_rc 0 "$napisim" run "$src/scenarios/examples/xml_platform.json" --set platform.xml= \
+      --set platform.clients.0.link_latency_ns=7000 --format json
+    mv cmd.out inline.json
+    $py - xml.json inline.json <<'PYEOF' || fail "XML and built-in platforms differ"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["fingerprint"] == b["fingerprint"], (a["fingerprint"], b["fingerprint"])
+assert a["summary"]["throughput"] > 0
+PYEOF
+    ;;
+  scenario:*)
+    # Every shipped scenario runs (briefly) and conserves requests.
+    file=${case_name#scenario:}
+    expect_rc 0 "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json
+    $py - cmd.out <<'PYEOF' || fail "scenario $file: bad result"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["conservation"]
+assert c["sent"] == c["answered"] + c["in_flight"], c
+assert r["summary"]["throughput"] > 0, r["summary"]
+PYEOF
+    ;;
   validate_bad)
     printf '{"nics": [{"queues": 0}]}\n' > bad.json
     expect_bad_input '/nics/0/queues: expected integer in [1, 1024], got 0' "$napisim" validate bad.json
