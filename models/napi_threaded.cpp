@@ -80,7 +80,9 @@ class NapiThreaded : public RxModel {
             set_sched_attr(t->se, policy, nice, prio);
           else if (!is_rt_policy(policy))
             k.set_task_nice(*t, nice);
-          if (!allowed.test(t->cpu)) t->cpu = allowed.first();
+          // set_cpus_allowed_ptr(): a sleeping thread is placed in the new mask at its next
+          // wakeup; a running or queued one finishes where it is (not migrated here).
+          if (t->state == TaskState::kSleeping && !allowed.test(t->cpu)) t->cpu = allowed.first();
         }
         // is_per_cpu_kthread(): PF_KTHREAD and nr_cpus_allowed == 1 (select_idle_sibling uses it).
         t->per_cpu_kthread = allowed.count() == 1;

@@ -126,7 +126,8 @@ def cpu_by_class(result: Result, ax=None, classes: Optional[Sequence[str]] = Non
         vals = pc[col].to_numpy(dtype=float)
         ax.bar(x, vals, 0.8, bottom=bottom, label=name, color=CLASS_COLORS.get(name))
         bottom += vals
-    ax.set_xticks(x, [str(i) for i in pc.index])
+    step = 1 if len(pc) <= 32 else 4
+    ax.set_xticks(x[::step], [str(i) for i in pc.index][::step])
     ax.set_xlabel("CPU")
     ax.set_ylabel("busy (% of the CPU)")
     ax.set_ylim(0, 105)
@@ -188,9 +189,12 @@ def frontier(df: pd.DataFrame, x: str = "cpu.busy_pct", y: str = "latency_ns.p99
             a = pd.DataFrame({"x": sub[x].to_numpy(), "y": sub[y].to_numpy()}).sort_values("x")
         line = ax.plot(a["x"], _scaled(a["y"], y, unit), marker="o", label=None if label is None else str(label))[0]
         if annotate is not None and annotate in a.columns:
-            for _, row in a.iterrows():
-                ax.annotate(str(row[annotate]), (row["x"], _scaled(pd.Series([row["y"]]), y, unit).iloc[0]),
-                            textcoords="offset points", xytext=(4, 4), fontsize="x-small", color=line.get_color())
+            ys = _scaled(a["y"], y, unit)
+            for xv, yv, text in zip(a["x"], ys, a[annotate]):
+                if isinstance(text, float) and text.is_integer():
+                    text = int(text)
+                ax.annotate(str(text), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small",
+                            color=line.get_color())
     ax.set_xlabel(_metric_label(x, unit))
     ax.set_ylabel(_metric_label(y, unit))
     if logy:

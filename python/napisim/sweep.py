@@ -29,8 +29,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import ScenarioLike
@@ -85,6 +86,30 @@ def _spawn_pool(workers: int) -> cf.ProcessPoolExecutor:
                                   max_tasks_per_child=1)
 
 
+def _abort_pool(pool: cf.ProcessPoolExecutor, futures: Iterable[cf.Future] = ()) -> None:
+    """Stops a pool now (an interrupt, an error): cancels queued points and terminates the running
+    ones, without waiting for them to finish.
+
+    CPython 3.11's pool with max_tasks_per_child strands work already handed to the call queue when
+    shut down while a worker exits at its task limit, and interpreter exit then hangs
+    (python/cpython#119592, #152967; fixed in 3.13/3.14). So the workers are terminated while the
+    pool's manager thread still watches them: it sees a broken pool, fails what is left and exits,
+    and shutdown() returns. Uses the pool's private _processes/_pending_work_items/
+    _executor_manager_thread (stable from 3.9 to 3.14), each guarded."""
+    for f in futures:
+        f.cancel()
+    thread = getattr(pool, "_executor_manager_thread", None)
+    deadline = time.monotonic() + 30.0
+    while (thread is not None and thread.is_alive() and getattr(pool, "_pending_work_items", None)
+           and time.monotonic() < deadline):
+        for p in list((getattr(pool, "_processes", None) or {}).values()):
+            if p.is_alive():
+                p.terminate()
+        thread.join(0.05)
+    pool.shutdown(wait=not (thread is not None and thread.is_alive() and getattr(pool, "_pending_work_items", None)),
+                  cancel_futures=True)
+
+
 def _unwrap(out: dict, where: str = "") -> str:
     if out.get("ok"):
         return out["result"]
@@ -120,11 +145,17 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
     from .result import Result
 
     req = _request(scenario, seed, overrides, base_dir, kwargs)
-    with _spawn_pool(1) as pool:
-        try:
-            out = pool.submit(_run_point, req).result()
-        except cf.process.BrokenProcessPool as e:
-            raise RuntimeError("napisim: the simulation process died (see its stderr above)") from e
+    pool = _spawn_pool(1)
+    future = pool.submit(_run_point, req)
+    try:
+        out = future.result()
+    except cf.process.BrokenProcessPool as e:
+        pool.shutdown(wait=True)
+        raise RuntimeError("napisim: the simulation process died (see its stderr above)") from e
+    except BaseException:  # KeyboardInterrupt in a notebook: stop the simulation too
+        _abort_pool(pool, [future])
+        raise
+    pool.shutdown(wait=True)
     return Result.from_json(_unwrap(out), label)
 
 
@@ -198,19 +229,20 @@ def _is_dask_client(executor: Any) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
 
 
-def sweep(base: ScenarioLike = "quickstart", grid: Optional[Mapping[str, Sequence[Any]]] = None,
+def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid: Optional[Mapping[str, Sequence[Any]]] = None,
           seeds: Iterable[Optional[int]] = (1,), workers: Optional[int] = None, executor: Any = None,
           cache_dir: Optional[os.PathLike] = None, progress: bool = True, *,
           variants: Optional[Mapping[str, Mapping[str, Any]]] = None,
           overrides: Optional[Mapping[str, Any]] = None, base_dir: Optional[str] = None,
           cache: bool = True, on_result: Optional[Callable[[dict], None]] = None, **kwargs: Any):
-    """Runs the Cartesian product of `grid` (× `variants`) × `seeds` and returns a tidy DataFrame:
-    one row per point and seed; a column per swept path (named as given, `__` read as `.`), plus
+    """Runs the Cartesian product of base scenarios × `variants` × `grid` × `seeds` and returns a
+    tidy DataFrame: one row per point and seed; a column per swept path (named as given, `__` read as `.`), plus
     `variant` when variants are given, `seed`, `model`, `scenario`, every summary metric flattened
     (`throughput`, `latency_ns.p99`, `cpu.busy_pct`, `cpu.by_class_pct.softirq`, ...), `fingerprint`
     and `key` (the cache key; napisim.sweep_result(key) loads that run's full Result).
 
-    base       the scenario (dict, path or name), with `overrides`/keyword overrides applied to every point
+    base       the scenario (dict, path or name), or a list of them (rows then differ by the
+               `scenario` column); `overrides`/keyword overrides apply to every point
     grid       {path: [values]}; values may be any JSON (e.g. models=[[{"name": "napi_irq"}], ...])
     variants   {label: {path: value}}: named configurations compared side by side (e.g. one per model)
     seeds      seeds to replicate every point with (None keeps the scenario's seed)
@@ -229,8 +261,13 @@ def sweep(base: ScenarioLike = "quickstart", grid: Optional[Mapping[str, Sequenc
 
     from . import _napisim
 
-    doc, bdir = _core.load_scenario(base, base_dir)
-    doc_text = json.dumps(doc)
+    bases = list(base) if isinstance(base, (list, tuple)) else [base]
+    if not bases:
+        raise ValueError("sweep: no base scenario")
+    loaded = []
+    for b in bases:
+        doc, bdir = _core.load_scenario(b, base_dir)
+        loaded.append((json.dumps(doc), bdir))
     base_over = _core.merge_overrides(overrides, kwargs)
     grid = {_core.normalize_path(str(k)): list(v) for k, v in (grid or {}).items()}
     for k, v in grid.items():
@@ -243,26 +280,29 @@ def sweep(base: ScenarioLike = "quickstart", grid: Optional[Mapping[str, Sequenc
 
     build = _core.build_id()
     points: list[dict] = []
-    for vlabel, vover in variant_items:
-        for combo in itertools.product(*grid.values()):
-            assign = dict(zip(grid.keys(), combo))
-            over = dict(base_over)
-            over.update(_core.merge_overrides(vover, {}))
-            over.update(assign)
-            sets = _core.to_sets(over)
-            cols = {}
-            if variants is not None:
-                cols["variant"] = vlabel
-            cols.update({k: _column_value(v) for k, v in assign.items()})
-            for seed in seeds:
-                where = ", ".join(f"{k}={v}" for k, v in list(cols.items()) + [("seed", seed)])
-                try:
-                    resolved = _napisim.validate_json(doc_text, sets, seed, bdir)
-                except ValueError as e:
-                    raise ValueError(f"{e} (sweep point {where})") from None
-                points.append({"columns": cols, "seed": seed, "where": where,
-                               "key": cache_key(resolved, build),
-                               "request": {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}})
+    for doc_text, bdir in loaded:
+        for vlabel, vover in variant_items:
+            for combo in itertools.product(*grid.values()):
+                assign = dict(zip(grid.keys(), combo))
+                over = dict(base_over)
+                over.update(_core.merge_overrides(vover, {}))
+                over.update(assign)
+                sets = _core.to_sets(over)
+                cols = {}
+                if variants is not None:
+                    cols["variant"] = vlabel
+                cols.update({k: _column_value(v) for k, v in assign.items()})
+                for seed in seeds:
+                    where = ", ".join(f"{k}={v}" for k, v in list(cols.items()) + [("seed", seed)])
+                    if len(loaded) > 1:
+                        where = f"{json.loads(doc_text).get('name', '?')}: {where}"
+                    try:
+                        resolved = _napisim.validate_json(doc_text, sets, seed, bdir)
+                    except ValueError as e:
+                        raise ValueError(f"{e} (sweep point {where})") from None
+                    points.append({"columns": cols, "seed": seed, "where": where,
+                                   "key": cache_key(resolved, build),
+                                   "request": {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}})
 
     cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     results: dict[str, dict] = {}
@@ -322,7 +362,7 @@ def _execute(todo: dict, finished: Callable[[str, dict], None], workers: Optiona
                     raise RuntimeError("napisim: a simulation process died (see its stderr above)") from e
                 finished(futures[f], out)
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _abort_pool(pool, futures)
             raise
         pool.shutdown(wait=True)
     elif _is_dask_client(executor):

@@ -151,3 +151,12 @@ def test_any_concurrent_futures_executor_works(tmp_path):
 def test_progress_bar_goes_to_stderr(tmp_path, capsys):
     small_sweep(tmp_path, grid={FLOWS: [8]}, seeds=[1], progress=True)
     assert "napisim sweep" in capsys.readouterr().err
+
+
+def test_a_list_of_base_scenarios(tmp_path):
+    doc = napisim.default_scenario()
+    doc["name"] = "other"
+    df = napisim.sweep(["quickstart", doc], grid={FLOWS: [8]}, seeds=[1, 2], cache_dir=tmp_path, progress=False,
+                       **SMALL)
+    assert list(df["scenario"]) == ["quickstart", "quickstart", "other", "other"]
+    assert list(df["seed"]) == [1, 2, 1, 2]

@@ -47,17 +47,24 @@ int Kernel::get_rps_cpu(int this_cpu, const Channel& ch, const Skb& skb) {
     const bool drained = tcpu < 0 || static_cast<std::int64_t>(cpu(tcpu).sd.input_queue_head - rf.last_qtail) >= 0;
     bool want_new = tcpu != next_cpu && drained;
     if (rps_->idle_sibling && tcpu == next_cpu && tcpu != this_cpu && !idle_cpu(tcpu) && drained) want_new = true;
-    if (want_new) {
-      if (rps_->idle_sibling) {
-        WakeeInfo probe;  // select_idle_sibling(NULL, next_cpu, next_cpu): no task, any CPU allowed
-        probe.prev_cpu = next_cpu;
-        const int sibling = select_idle_sibling(topo_, *this, wake_params_, probe, next_cpu, next_cpu, this_cpu, false);
-        if (sibling >= 0 && sibling != tcpu) {
-          next_cpu = sibling;
-          s.rfs_cpu = sibling;  // written back into rps_sock_flow_table
-        }
+    if (want_new && rps_->idle_sibling) {
+      // Tkhai's RFC (validation-targets.md 3): next_cpu = select_idle_sibling(NULL, next_cpu,
+      // next_cpu); only if that differs from tcpu: tcpu = next_cpu, set_rps_cpu() and write it
+      // back into rps_sock_flow_table. When it picks the CPU the flow is already on, the flow
+      // stays there (it used to fall back to the busy consumer CPU, so a flow alternated between
+      // the consumer and its idle sibling packet by packet).
+      WakeeInfo probe;  // select_idle_sibling(NULL, next_cpu, next_cpu): no task, any CPU allowed
+      probe.prev_cpu = next_cpu;
+      const int sibling = select_idle_sibling(topo_, *this, wake_params_, probe, next_cpu, next_cpu, this_cpu, false);
+      if (sibling >= 0) next_cpu = sibling;
+      if (next_cpu != tcpu) {
+        tcpu = next_cpu;
+        rf.cpu = tcpu;
+        rf.last_qtail = cpu(tcpu).sd.input_queue_tail;
+        s.rfs_cpu = tcpu;  // written back into rps_sock_flow_table
       }
-      tcpu = next_cpu;
+    } else if (want_new) {
+      tcpu = next_cpu;  // set_rps_cpu()
       rf.cpu = tcpu;
       rf.last_qtail = cpu(tcpu).sd.input_queue_tail;
     }
@@ -126,10 +133,12 @@ Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {
       ++work;
     }
     if (nb > 0) co_await deliver_skbs(ctx, batch.data(), nb);
+    // softnet_data.processed counts every skb (__netif_receive_skb_core), including those of a
+    // poll that used its whole quota (they were not counted before).
+    sd.processed += static_cast<std::uint64_t>(nb);
     if (work >= quota) co_return work;  // stays scheduled: repoll
     if (sd.input_pkt_queue.empty()) {
       n.state &= kThreaded;  // napi->state &= NAPIF_STATE_THREADED: completes without napi_complete_done
-      sd.processed += static_cast<std::uint64_t>(work);
       co_return work;
     }
   }

@@ -26,32 +26,22 @@ constexpr int kSoftirq = static_cast<int>(CpuClass::kSoftirq);
 constexpr int kKsoftirqd = static_cast<int>(CpuClass::kKsoftirqd);
 constexpr int kIdle = static_cast<int>(CpuClass::kIdle);
 
+/// Sets every field of a parameter table to zero.
+template <class P>
+struct ZeroFields {
+  P& p;
+  template <class M, class... Rest>
+  void operator()(const char*, M P::*field, Rest&&...) {
+    p.*field = M{};
+  }
+};
+
+/// Every cost (and the cost variability, cost_cv) zero, through the parameter table so that new
+/// cost fields are zeroed too.
 CostParams zero_costs() {
   CostParams c;
-  c.hardirq_ns = 0;
-  c.softirq_entry_ns = 0;
-  c.ipi_send_ns = 0;
-  c.ipi_latency_ns = 0;
-  c.ipi_handler_ns = 0;
-  c.cstate_exit_ns = 0;
-  c.tick_ns = 0;
-  c.napi_poll_ns = 0;
-  c.rx_pkt_ns = 0;
-  c.gro_seg_ns = 0;
-  c.tx_completion_ns = 0;
-  c.rx_skb_ns = 0;
-  c.rx_ack_ns = 0;
-  c.sk_data_ready_ns = 0;
-  c.wakeup_ns = 0;
-  c.tx_ack_ns = 0;
-  c.syscall_ns = 0;
-  c.epoll_wait_ns = 0;
-  c.epoll_event_ns = 0;
-  c.recv_ns = 0;
-  c.send_ns = 0;
-  c.tx_tso_ns = 0;
-  c.copy_ns_per_kb = 0;
-  c.ctx_switch_ns = 0;
+  ZeroFields<CostParams> zero{c};
+  CostParams::fields(zero);
   return c;
 }
 
@@ -395,6 +385,45 @@ TEST(KernelTest, LetKsoftirqdDoItsJobModeSuppressesInlineSoftirq) {
   EXPECT_EQ(now.processed, 5000u);
 }
 
+/// A task alternating 20 us in a BH-disabled kernel section and 20 us of user code, on CPU 0
+/// alone. 5000 packets arrive at 10 us: the IRQ's irq_exit() cannot run softirq (BH disabled);
+/// local_bh_enable() at 20 us runs it inline: 10 passes of 64 packets = 64 us, then
+/// wakeup_softirqd(). ksoftirqd does not preempt the task (parity), so until the 1 ms tick the
+/// task keeps calling local_bh_enable() with NET_RX pending.
+Proc<void> bh_task(Kernel& k, Task& t) {
+  for (;;) {
+    k.local_bh_disable(t);
+    co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(20));
+    co_await k.local_bh_enable(t);
+    co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(20));
+  }
+}
+std::uint64_t bh_enable_softirq_runs_before_tick(const std::string& mode) {
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = 100;
+  KernelParams kp;
+  kp.ksoftirqd_mode = mode;
+  Rig r(shape(1), kp, c);
+  r.k.add_nic(one_queue_nic(8192), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  At at(r.host);
+  Task& t = r.k.create_task("bh", TaskKind::kUser, r.only(0));
+  start(r.k, t, bh_task(r.k, t));
+  at(us(10), [&] { flood(r.k, s.id, 5000); });
+  r.run_to(us(999));
+  EXPECT_EQ(r.cpu(0).ksoftirqd_wakeups, 1u) << mode;
+  EXPECT_EQ(r.cpu(0).ksoftirqd->state, TaskState::kRunnable) << mode;
+  return r.cpu(0).softirq_runs;
+}
+
+TEST(KernelTest, LetKsoftirqdDoItsJobModeAlsoDefersLocalBhEnable) {
+  // 4.9-6.4: do_softirq() from local_bh_enable() also checks ksoftirqd_running(): after the
+  // first inline run (20 .. 84 us) nothing runs inline until ksoftirqd gets the CPU.
+  EXPECT_EQ(bh_enable_softirq_runs_before_tick("4.9-6.4"), 1u);
+  // v6.5: every later local_bh_enable() with NET_RX pending runs it inline again.
+  EXPECT_GT(bh_enable_softirq_runs_before_tick("v6.5"), 5u);
+}
+
 // ---- fair class: sharing -------------------------------------------------------------------
 
 struct ShareResult {
@@ -614,16 +643,18 @@ TEST(KernelTest, WakeupPlacementPicksIdleSiblingInLlc) {
 
 TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
   // As above, but CPU 2 has no task and is saturated by NET_RX softirq: six NIC queues with their
-  // IRQs on CPU 2 get 600 packets each at 10 us (rx_pkt_ns 500). Each net_rx_action does five
-  // 64-packet polls (320 packets, 160 us) and is squeezed; __do_softirq keeps restarting (nothing
-  // on CPU 2 needs the CPU). available_idle_cpu() does not see softirq, so W, woken from CPU 1 at
-  // 1 ms, is still placed on CPU 2 (queued to its wake list). The IPI's enqueue sets need_resched,
-  // so __do_softirq stops restarting after the pass in progress (pass 7, 0.97 .. 1.13 ms) and
-  // hands the rest to ksoftirqd/2.
+  // IRQs on CPU 2 get 600 packets each at 10 us (rx_pkt_ns 500, softirq_entry 1 us). The first
+  // IRQ starts the softirq; the other five schedule their NAPIs during its entry. Each pass is
+  // 1 us of entry plus five 64-packet polls (320 packets, 160 us), squeezed; __do_softirq keeps
+  // restarting (nothing on CPU 2 needs the CPU). available_idle_cpu() does not see softirq, so W,
+  // woken from CPU 1 at 1 ms, is still placed on CPU 2 (queued to its wake list). The IPI's
+  // enqueue sets need_resched, so __do_softirq stops restarting after the pass in progress
+  // (pass 7, 0.976 .. 1.137 ms) and hands the rest to ksoftirqd/2.
   KernelParams kp;
   kp.sched.sis_util = false;
   CostParams c = zero_costs();
   c.rx_pkt_ns = 500;
+  c.softirq_entry_ns = 1000;
   Rig r(shape(4), kp, c);
   NicParams np = one_queue_nic(1024, "2");
   np.queues = 6;
@@ -651,12 +682,15 @@ TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
     EXPECT_TRUE(r.k.idle_cpu(2));
     r.k.wake_up(wq, 1);
   });
-  r.run_to(us(1130));
+  r.run_to(us(1137) - 1);
+  EXPECT_EQ(r.cpu(2).ksoftirqd_wakeups, 0u);
+  r.run_to(us(1137));
   EXPECT_EQ(r.cpu(2).sd.processed, 7u * 320u);
+  EXPECT_EQ(r.cpu(2).sd.time_squeeze, 7u);
   EXPECT_EQ(r.cpu(2).ksoftirqd_wakeups, 1u);
   r.run_to(ms(6));
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_GE(got[0], us(1130));
+  EXPECT_GE(got[0], us(1137));
   EXPECT_EQ(softirq_before, us(990));
   EXPECT_EQ(idle_before, us(10));  // the CPU did nothing but softirq since the flood
   EXPECT_EQ(w.cpu, 2);
