@@ -5,12 +5,12 @@
 // std::invalid_argument, which pybind11 turns into ValueError; the message starts with the JSON
 // pointer of the offending value. SimGrid's engine is one per process: run_json() may be called once
 // per process and raises RuntimeError on a second call (napisim.run() uses a fresh worker process).
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "sim/core/error.hpp"
 #include "sim/core/json.hpp"
@@ -74,7 +74,8 @@ std::string describe(const std::string& name) {
 
 std::vector<std::pair<std::string, std::string>> list_models() {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const napisim::ModelInfo& m : napisim::builtin_models().list()) out.emplace_back(m.name, m.summary);
+  for (const napisim::ModelInfo& m : napisim::builtin_models().list())
+    out.emplace_back(m.name, m.summary);
   return out;
 }
 
@@ -88,9 +89,11 @@ PYBIND11_MODULE(_napisim, m) {
   m.def("validate_json", &validate_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
         py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
         "Validate a scenario (JSON text) with overrides; return it with every default resolved (JSON text).");
-  m.def("schema_json", [] { return napisim::scenario_schema().dump(); }, "JSON Schema of a scenario (JSON text).");
-  m.def("default_scenario_json", [] { return napisim::default_scenario().dump(); },
-        "The embedded default scenario (scenarios/quickstart.json), JSON text.");
+  m.def(
+      "schema_json", [] { return napisim::scenario_schema().dump(); }, "JSON Schema of a scenario (JSON text).");
+  m.def(
+      "default_scenario_json", [] { return napisim::default_scenario().dump(); },
+      "The embedded default scenario (scenarios/quickstart.json), JSON text.");
   m.def("list_models", &list_models, "Receive-path models as (name, summary) pairs, sorted by name.");
   m.def("describe", &describe, py::arg("name"),
         "A model's parameters as JSON text: name, summary, params[], schema, text (the CLI's table).");

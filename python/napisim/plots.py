@@ -179,11 +179,10 @@ def frontier(df: pd.DataFrame, x: str = "cpu.busy_pct", y: str = "latency_ns.p99
     keys = list(dict.fromkeys(c for c in (by, annotate) if c is not None))
     groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=False))
     for label, sub in groups:
-        gk = keys
-        if gk:
-            ax_x = _aggregate(sub, gk, x).rename(columns={"mean": "x"})
-            ax_y = _aggregate(sub, gk, y).rename(columns={"mean": "y"})
-            a = ax_x[gk + ["x"]].merge(ax_y[gk + ["y"]], on=gk)
+        if keys:
+            ax_x = _aggregate(sub, keys, x).rename(columns={"mean": "x"})
+            ax_y = _aggregate(sub, keys, y).rename(columns={"mean": "y"})
+            a = ax_x[keys + ["x"]].merge(ax_y[keys + ["y"]], on=keys)
             a = a.sort_values(order_key if order_key in a.columns else "x")
         else:
             a = pd.DataFrame({"x": sub[x].to_numpy(), "y": sub[y].to_numpy()}).sort_values("x")

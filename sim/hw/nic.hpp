@@ -100,7 +100,9 @@ struct Channel {
   Nic* nic = nullptr;
   Fifo<RxEntry> ring{64};
   std::int64_t ring_pkts = 0;     // descriptors in use
-  std::int64_t tx_pending = 0;    // TX completions not yet reaped
+  std::int64_t tx_pending = 0;    // TX completions written (their packet left the wire), not yet reaped
+  Fifo<Nanos> tx_done{64};        // wire-done times of transmitted packets not yet completed
+  bool tx_event = false;          // a completion event is queued (only needed while the IRQ is armed)
   int irq_cpu = 0;
   bool irq_armed = true;          // CQ armed: a completion may raise the interrupt
   Timer coal_timer;

@@ -296,7 +296,10 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kTxDone: {
       Nic& nic = *nics_[arg >> 20];
       Channel& ch = *nic.channels[arg & 0xfffff];
-      nic_completion(ch, 1, true);
+      ch.tx_event = false;
+      const std::int64_t n = tx_collect(ch);
+      if (n > 0) nic_completion(ch, n, true);
+      tx_schedule_event(ch);
       break;
     }
     default:

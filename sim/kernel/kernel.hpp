@@ -283,6 +283,9 @@ class Kernel : public EventSink, public WakeView {
   Nanos nic_ingress(int nic, Nanos t, std::int64_t wire_bytes);
   void nic_arm_irq(Channel& ch);
   void nic_completion(Channel& ch, std::int64_t n, bool tx);
+  /// Moves TX completions whose packet has left the wire into tx_pending; returns how many.
+  std::int64_t tx_collect(Channel& ch);
+  void tx_schedule_event(Channel& ch);
   void nic_fire_irq(Channel& ch);
   int txq_of_cpu(const Nic& nic, int cpu) const;
   void nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only);

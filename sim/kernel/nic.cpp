@@ -99,8 +99,26 @@ void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
   nic_completion(ch, accept, false);
 }
 
+std::int64_t Kernel::tx_collect(Channel& ch) {
+  std::int64_t n = 0;
+  while (!ch.tx_done.empty() && ch.tx_done.front() <= host_.now()) {
+    ch.tx_done.pop_front();
+    ++n;
+  }
+  ch.tx_pending += n;
+  return n;
+}
+
+void Kernel::tx_schedule_event(Channel& ch) {
+  // A TX completion matters to the interrupt logic only while the CQ is armed; otherwise the
+  // driver reaps it at its next poll, so no event per packet is needed.
+  if (ch.tx_event || !ch.irq_armed || ch.tx_done.empty()) return;
+  ch.tx_event = true;
+  const std::uint64_t code = (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
+  host_.queue().push(std::max(host_.now(), ch.tx_done.front()), Prio::kWire, this, kTxDone, code);
+}
+
 void Kernel::nic_completion(Channel& ch, std::int64_t n, bool tx) {
-  if (tx) ++ch.tx_pending;
   ch.coal_frames += n;
   if (!ch.irq_armed) return;
   const NicParams& p = ch.nic->params;
@@ -136,6 +154,8 @@ void Kernel::nic_arm_irq(Channel& ch) {
   // mlx5e_cq_arm(): completions that arrived meanwhile raise an event right away.
   ch.irq_armed = true;
   ch.coal_frames = 0;
+  tx_collect(ch);
+  tx_schedule_event(ch);
   const std::int64_t pending = ch.ring_pkts + ch.tx_pending;
   if (pending > 0) {
     ch.coal_frames = pending - 1;
@@ -147,6 +167,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   Channel& ch = *n.ch;
   Nanos cost = costs_.napi_poll_ns;
   // mlx5e_poll_tx_cq(): reap TX completions first.
+  tx_collect(ch);
   const std::int64_t ntx = std::min<std::int64_t>(ch.tx_pending, 128);
   ch.tx_pending -= ntx;
   cost += ntx * costs_.tx_completion_ns;
@@ -190,13 +211,13 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
   Nic& nic = *nics_[static_cast<std::size_t>(s.nic)];
   const int q = txq_of_cpu(nic, ctx_cpu(ctx));
   Channel& ch = *nic.channels[static_cast<std::size_t>(q)];
-  const std::uint64_t code = (static_cast<std::uint64_t>(nic.index) << 20) | static_cast<std::uint64_t>(q);
   const Nanos now = host_.now();
   if (ack_only) {
     const Nanos done = nic.tx_port.transmit(now, kWireOverheadBytes);
     ++ch.tx_pkts;
     if (peer_) peer_->on_transmit(s.id, 0, 1, true, done);
-    host_.queue().push(done, Prio::kWire, this, kTxDone, code);
+    ch.tx_done.push_back(done);
+    tx_schedule_event(ch);
     return;
   }
   const std::int64_t mss = kp_.net.mss;
@@ -208,7 +229,8 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
     ch.tx_pkts += static_cast<std::uint64_t>(segs);
     ch.tx_bytes += static_cast<std::uint64_t>(b);
     if (peer_) peer_->on_transmit(s.id, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(segs), false, done);
-    host_.queue().push(done, Prio::kWire, this, kTxDone, code);
+    ch.tx_done.push_back(done);
+    tx_schedule_event(ch);
     bytes -= b;
   }
 }
