@@ -15,6 +15,7 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
   for (std::size_t i = 0; i < s_.models.size(); ++i) attach_model(s_.models[i], "/models/" + std::to_string(i));
   workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");
   workload_->setup(*kernel_, paths, rng_);
+  workload_->set_window(warmup_end_, run_end_);
 }
 
 Simulation::~Simulation() = default;

@@ -74,6 +74,10 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   explicit TcpRr(const TcpRrParams& p) : p_(p) {}
   void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
   void start() override;
+  void set_window(Nanos begin, Nanos end) override {
+    window_begin_ = begin;
+    window_end_ = end;
+  }
   void begin_measurement() override;
   void end_measurement() override;
   std::uint64_t completed() const override { return completed_; }
@@ -100,9 +104,10 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     std::uint32_t bytes, segs;
     bool ack_only;
   };
-  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kClientArrive = 3, kRetransmit = 4 };
+  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 4 };
   Proc<void> server_thread(Task& t, Epoll& ep);
-  void send_request(Flow& f);
+  void send_request(Flow& f, Nanos at);
+  void client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Nanos at);
   void client_send(int host, const Train& tr, Nanos depart);
 
   TcpRrParams p_;
@@ -113,10 +118,9 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
   Fifo<Train> to_server_{1024};             // in arrival order (the server port is FIFO)
-  std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
   Fifo<Train> retransmits_{64};
-  bool measuring_ = false, stopped_ = false;
-  Nanos measure_start_ = 0, measure_end_ = 0, nth_done_ = 0;
+  bool stopped_ = false;
+  Nanos window_begin_ = 0, window_end_ = kNever, nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
   Histogram hist_;
 };

@@ -31,6 +31,8 @@ class Workload {
   virtual void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) = 0;
   /// Starts the load at simulated time 0.
   virtual void start() = 0;
+  /// The measurement window [begin, end) in simulated time (known before the run starts).
+  virtual void set_window(Nanos /*begin*/, Nanos /*end*/) {}
   virtual void begin_measurement() = 0;
   virtual void end_measurement() = 0;
   /// Transactions/requests completed so far (for progress and conservation checks).
