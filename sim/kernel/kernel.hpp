@@ -142,7 +142,7 @@ class Kernel : public EventSink, public WakeView {
  public:
   /// `rng` seeds the per-CPU cost-variability streams ("cpu<N>/cost"); null uses seed 0, run 0.
   Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs,
-         const RngRoot* rng = nullptr);
+         const RngRoot* rng = nullptr, const std::string& rng_prefix = "");
   ~Kernel();
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;

@@ -12,7 +12,7 @@
 namespace napisim {
 
 Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs,
-               const RngRoot* rng)
+               const RngRoot* rng, const std::string& rng_prefix)
     : host_(host), topo_(topo), kp_(kp), costs_(costs) {
   if (costs_.cost_cv > 0) {
     cost_sigma_ = std::sqrt(std::log1p(costs_.cost_cv * costs_.cost_cv));
@@ -40,7 +40,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     c->id = i;
     c->cfs = std::make_unique<FairRq>(fair_params_);
     c->rt = std::make_unique<RtRq>(tick_ns_);
-    c->cost_rng = root.stream("cpu" + std::to_string(i) + "/cost");
+    c->cost_rng = root.stream(rng_prefix + "cpu" + std::to_string(i) + "/cost");
     c->sd.backlog.id = -1;
     c->sd.backlog.backlog_cpu = i;
     c->sd.backlog.weight = static_cast<int>(kp_.net.dev_weight);  // dev_rx_weight = dev_weight * bias (1)

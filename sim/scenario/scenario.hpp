@@ -23,10 +23,18 @@ struct ClientSpec {
   double link_gbps = 100.0;
   std::int64_t link_latency_ns = 5000;  // one way, client NIC to server NIC (switch included)
   std::int64_t nic = 0;                 // server NIC this client reaches
+  bool full_kernel = false;             // simulate the client host's kernel too (else an idealised generator)
+  std::int64_t cores = 8;               // full_kernel: client CPUs (one LLC, SMT off)
+  std::int64_t queues = 4;              // full_kernel: client NIC queues
 
   template <class V>
   static void fields(V& v) {
     v("name", &ClientSpec::name, "", "Client host name (a host of the platform XML when one is given)");
+    v("full_kernel", &ClientSpec::full_kernel, "",
+      "Run the client host on the full kernel model (its own CPUs, NIC, softirq, scheduler) instead of the "
+      "idealised load generator");
+    v("cores", &ClientSpec::cores, "cores", "Client CPUs when full_kernel (one LLC, SMT off)", Range{1, 1024});
+    v("queues", &ClientSpec::queues, "queues", "Client NIC queues when full_kernel", Range{1, 1024});
     v("link_gbps", &ClientSpec::link_gbps, "Gb/s", "Client link bandwidth", Range{0.001, 1e4});
     v("link_latency_ns", &ClientSpec::link_latency_ns, "ns", "One-way latency between client and server NIC",
       Range{0, 1e10});

@@ -14,7 +14,23 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
   for (std::size_t i = 0; i < s_.nics.size(); ++i) kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
   for (std::size_t i = 0; i < s_.models.size(); ++i) attach_model(s_.models[i], "/models/" + std::to_string(i));
   workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");
-  workload_->setup(*kernel_, paths, rng_);
+  // Client hosts simulated with the full kernel model share the host model's clock and queue.
+  std::vector<ClientPath> with_kernels = paths;
+  for (std::size_t i = 0; i < s_.platform.clients.size() && i < with_kernels.size(); ++i) {
+    const ClientSpec& c = s_.platform.clients[i];
+    if (!c.full_kernel) continue;
+    TopologyParams tp;
+    tp.cores_per_llc = c.cores;
+    client_topos_.push_back(std::make_unique<Topology>(tp, "/platform/clients/" + std::to_string(i)));
+    client_kernels_.push_back(std::make_unique<Kernel>(host_, *client_topos_.back(), s_.kernel, s_.costs, &rng_,
+                                                       "client" + std::to_string(i) + "/"));
+    NicParams np;
+    np.queues = c.queues;
+    np.speed_gbps = c.link_gbps;
+    client_kernels_.back()->add_nic(np, "/platform/clients/" + std::to_string(i));
+    with_kernels[i].kernel = client_kernels_.back().get();
+  }
+  workload_->setup(*kernel_, with_kernels, rng_);
   workload_->set_window(warmup_end_, run_end_);
 }
 

@@ -50,6 +50,8 @@ class Simulation {
   std::vector<std::unique_ptr<RxModel>> models_;
   std::vector<std::string> model_names_;  // parallel to models_ (result["models"])
   std::unique_ptr<Workload> workload_;
+  std::vector<std::unique_ptr<Topology>> client_topos_;   // full-kernel client hosts
+  std::vector<std::unique_ptr<Kernel>> client_kernels_;
   Nanos warmup_end_, run_end_;
   Kernel::Snapshot at_begin_, at_end_;
 };

@@ -61,13 +61,128 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
                     : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
   }
+  // Full-kernel client hosts: neper's client threads on the client's own kernel.
+  csock_to_sock_.resize(paths_.size());
+  to_client_nic_.resize(paths_.size());
+  client_retx_.resize(paths_.size());
+  for (std::size_t h = 0; h < paths_.size(); ++h) {
+    Kernel* ck = paths_[h].kernel;
+    if (!ck) continue;
+    client_wires_.push_back(std::make_unique<ClientWire>(*this, static_cast<int>(h)));
+    ck->set_peer(client_wires_.back().get());
+    std::vector<std::vector<int>> per_thread(static_cast<std::size_t>(p_.num_threads));
+    std::size_t next = 0;
+    for (Flow& f : flows_) {
+      if (f.sock < 0 || f.host != static_cast<int>(h)) continue;
+      const Socket& ss = k.socket(f.sock);
+      // The client's socket: the reverse tuple hashed by the client NIC's RSS.
+      const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 12867,
+                          static_cast<std::uint16_t>(40000 + f.sock % 25000)};
+      Socket& cs = ck->add_socket(0, ck->nics()[0]->rss->hash(rev));
+      (void)ss;
+      f.csock = cs.id;
+      if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id)) csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
+      csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = f.sock;
+      per_thread[next++ % per_thread.size()].push_back(f.sock);
+    }
+    const CpuMask all = CpuMask::all(ck->nr_cpus());
+    for (std::size_t i = 0; i < per_thread.size(); ++i) {
+      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, all);
+      Epoll& ep = ck->add_epoll();
+      for (int sock : per_thread[i]) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      t.body = client_thread(*ck, t, ep, per_thread[i]);
+      ck->start_task(t, static_cast<int>(i % static_cast<std::size_t>(ck->nr_cpus())));
+    }
+  }
+}
+
+Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, std::vector<int> flows) {
+  // neper rr.c client: send a request on every flow, then an epoll loop: read the response, record
+  // the latency after the recv() that completes it (rr_ts_2), send the next request at once.
+  auto send = [&](Flow& f) -> Proc<void> {
+    f.req_start = ck.now();  // rr_ts_1: just before the first send()
+    f.in_flight = true;
+    ++sent_;
+    for (std::int64_t left = p_.request_size; left > 0;) {
+      const std::int64_t chunk = std::min(left, p_.buffer_size);
+      co_await ck.sys_send(t, ck.socket(f.csock), chunk);
+      left -= chunk;
+    }
+  };
+  for (int sock : flows) co_await send(flows_[static_cast<std::size_t>(sock)]);
+  std::vector<int> events;
+  events.reserve(static_cast<std::size_t>(p_.maxevents));
+  for (;;) {
+    const int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
+    for (int i = 0; i < n; ++i) {
+      Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
+      const int host = flows_.empty() ? 0 : 0;
+      (void)host;
+      Flow* f = nullptr;
+      for (std::size_t h = 0; h < csock_to_sock_.size() && !f; ++h)
+        if (paths_[h].kernel == &ck && static_cast<std::size_t>(cs.id) < csock_to_sock_[h].size())
+          f = &flows_[static_cast<std::size_t>(csock_to_sock_[h][static_cast<std::size_t>(cs.id)])];
+      co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
+      f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
+      while (f->resp_got >= p_.response_size) {
+        f->resp_got -= p_.response_size;
+        record_completion(*f, ck.now());
+        if (stopped_) break;
+        co_await send(*f);
+      }
+      if (cs.rx_avail > 0 && !cs.on_ready_list) {
+        ep.ready.push_back(cs.id);
+        cs.on_ready_list = true;
+      }
+    }
+  }
+}
+
+void TcpRr::ClientWire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
+                                    Nanos wire_done) {
+  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
+  const ClientPath& path = w_.paths_[static_cast<std::size_t>(host_)];
+  const std::int64_t wire = static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(segs) * kWireOverheadBytes;
+  const Nanos arrive = w_.k_->nic_ingress(path.nic, wire_done + path.latency_ns, wire);
+  w_.to_server_.push_back(Train{sock, bytes, segs, ack_only});
+  w_.k_->host().schedule(arrive, Prio::kWire, &w_, kServerArrive, static_cast<std::uint64_t>(path.nic));
+}
+
+void TcpRr::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
+  w_.drops_ += segs;
+  if (bytes == 0) return;
+  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
+  w_.client_retx_[static_cast<std::size_t>(host_)].push_back(Train{sock, bytes, segs, false});
+  w_.k_->host().schedule(w_.k_->now() + w_.p_.rto_ns, Prio::kWire, &w_, kClientRetransmit,
+                         static_cast<std::uint64_t>(host_));
+}
+
+void TcpRr::to_client_kernel(int host, const Train& tr, Nanos at_switch) {
+  Kernel& ck = *paths_[static_cast<std::size_t>(host)].kernel;
+  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
+  const Nanos arrive = ck.nic_ingress(0, at_switch, wire);
+  to_client_nic_[static_cast<std::size_t>(host)].push_back(tr);
+  k_->host().schedule(arrive, Prio::kWire, this, kClientNicArrive, static_cast<std::uint64_t>(host));
+}
+
+void TcpRr::record_completion(Flow& f, Nanos at) {
+  f.in_flight = false;
+  ++completed_;
+  if (at >= window_begin_ && at < window_end_ && !stopped_) {
+    ++measured_;
+    hist_.record(at - f.req_start);
+    if (p_.num_transactions > 0 && measured_ >= static_cast<std::uint64_t>(p_.num_transactions)) {
+      stopped_ = true;
+      nth_done_ = at;
+    }
+  }
 }
 
 void TcpRr::start() {
   // Flows start within the first 10 us, as neper's threads connect and start almost together.
   Rng& r = start_rng_;
   for (const Flow& f : flows_) {
-    if (f.sock < 0) continue;
+    if (f.sock < 0 || f.csock >= 0) continue;  // full-kernel clients start their own requests
     k_->host().schedule(static_cast<Nanos>(r.uniform_int(10000)), Prio::kWire, this, kStart,
                         static_cast<std::uint64_t>(f.sock));
   }
@@ -153,6 +268,25 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
       k_->nic_rx(static_cast<int>(arg), e);
       break;
     }
+    case kClientNicArrive: {
+      const Train tr = to_client_nic_[arg].front();
+      to_client_nic_[arg].pop_front();
+      RxEntry e;
+      e.sock = tr.sock;
+      e.segs = tr.segs;
+      e.bytes = tr.bytes;
+      e.ack_only = tr.ack_only;
+      paths_[arg].kernel->nic_rx(0, e);
+      break;
+    }
+    case kClientRetransmit: {
+      const Train tr = client_retx_[arg].front();
+      client_retx_[arg].pop_front();
+      ++retransmitted_;
+      to_client_kernel(static_cast<int>(arg), Train{flows_[static_cast<std::size_t>(tr.sock)].csock, tr.bytes, tr.segs, false},
+                       k_->now() + paths_[arg].latency_ns);
+      break;
+    }
     case kRetransmit: {
       const Train tr = retransmits_.front();
       retransmits_.pop_front();
@@ -166,8 +300,13 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
 }
 
 void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+  const Flow& fl = flows_[static_cast<std::size_t>(sock)];
+  const ClientPath& path = paths_[static_cast<std::size_t>(fl.host)];
+  if (path.kernel) {
+    to_client_kernel(fl.host, Train{fl.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    return;
+  }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
-  const ClientPath& path = paths_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(sock)].host)];
   // Nothing on the idealised client depends on anything but this train, so what it does when the
   // train arrives is computed now, at the arrival time (no event per response): the host's port
   // and the server's ingress port are FIFOs, so later computations still see later times.
@@ -180,16 +319,7 @@ void TcpRr::client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Na
   if (segs >= 2) client_send(f.host, Train{sock, 0, 1, true}, at);
   if (f.resp_got < p_.response_size) return;
   f.resp_got -= p_.response_size;
-  f.in_flight = false;
-  ++completed_;
-  if (at >= window_begin_ && at < window_end_ && !stopped_) {
-    ++measured_;
-    hist_.record(at - f.req_start);
-    if (p_.num_transactions > 0 && measured_ >= static_cast<std::uint64_t>(p_.num_transactions)) {
-      stopped_ = true;
-      nth_done_ = at;
-    }
-  }
+  record_completion(f, at);
   if (!stopped_) send_request(f, at);
 }
 

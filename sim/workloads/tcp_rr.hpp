@@ -8,6 +8,8 @@
 // completes the response (rr_ts_1 -> rr_ts_2), send the next request immediately. Its own stack
 // adds client_tx_ns before the wire and client_rx_ns after it. It ACKs response trains of two or
 // more segments, and retransmits segments the server's NIC dropped after TCP_RTO_MIN (200 ms).
+// A client host with `full_kernel` instead runs neper's client on its own simulated kernel: -T
+// client threads with epoll loops, each flow a client socket, packets through both NICs.
 #pragma once
 
 #include <vector>
@@ -92,6 +94,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
  private:
   struct Flow {
     int sock = -1;
+    int csock = -1;              // the client host's socket (full_kernel clients)
     int host = 0;
     int thread = 0;
     Nanos req_start = 0;
@@ -104,7 +107,21 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     std::uint32_t bytes, segs;
     bool ack_only;
   };
-  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 4 };
+  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 4, kClientNicArrive = 5, kClientRetransmit = 6 };
+  /// The wire seen from a full-kernel client host: its transmissions reach the server's NIC.
+  class ClientWire : public WirePeer {
+   public:
+    ClientWire(TcpRr& w, int host) : w_(w), host_(host) {}
+    void on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+    void on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) override;
+
+   private:
+    TcpRr& w_;
+    int host_;
+  };
+  Proc<void> client_thread(Kernel& ck, Task& t, Epoll& ep, std::vector<int> flows);
+  void to_client_kernel(int host, const Train& tr, Nanos at_switch);
+  void record_completion(Flow& f, Nanos at);
   Proc<void> server_thread(Task& t, Epoll& ep);
   void send_request(Flow& f, Nanos at);
   void client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Nanos at);
@@ -119,6 +136,11 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::vector<Epoll*> epolls_;
   Fifo<Train> to_server_{1024};             // in arrival order (the server port is FIFO)
   Fifo<Train> retransmits_{64};
+  std::vector<std::unique_ptr<ClientWire>> client_wires_;
+  std::vector<Fifo<Train>> to_client_nic_;     // per host, trains reaching a full-kernel client's NIC
+  std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
+  std::vector<int> server_sock_of_;            // client socket id -> server socket id, per host offset
+  std::vector<std::vector<int>> csock_to_sock_;
   bool stopped_ = false;
   Nanos window_begin_ = 0, window_end_ = kNever, nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;

@@ -22,6 +22,7 @@ struct ClientPath {
   Nanos latency_ns = 5000;
   double bandwidth_gbps = 100.0;
   int nic = 0;
+  Kernel* kernel = nullptr;  // the client host's own kernel (full_kernel), or null for the idealised client
 };
 
 class Workload {
