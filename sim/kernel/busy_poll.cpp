@@ -43,11 +43,7 @@ bool Kernel::SpinAwait::await_ready() const noexcept {
 }
 
 void Kernel::SpinAwait::await_suspend(std::coroutine_handle<> h) {
-  Cpu& c = k.cpu(t.cpu);
-  k.update_exec(c);
-  t.slot.h = h;
-  t.slot.remaining = 0;
-  t.slot.waiting = true;
+  Cpu& c = k.park(t, h, true);
   t.slot.cls = cls;
   t.spinning = true;
   if (napi) napi->spinner = &t;

@@ -94,6 +94,15 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   dispatch(c);
 }
 
+Cpu& Kernel::park(Task& t, std::coroutine_handle<> h, bool waiting) {
+  Cpu& c = cpu(t.cpu);
+  update_exec(c);
+  t.slot.h = h;
+  t.slot.remaining = 0;
+  t.slot.waiting = waiting;
+  return c;
+}
+
 bool Kernel::can_preempt_now(const Cpu& c) const {
   if (!c.curr) return true;
   const Task& t = *c.curr;

@@ -192,6 +192,9 @@ class Kernel : public EventSink, public WakeView {
   Ctx task_ctx(Task& t, CpuClass cls) const { return Ctx{t.cpu, &t, 0, cls}; }
   static int ctx_cpu(const Ctx& ctx) { return ctx.task ? ctx.task->cpu : ctx.cpu; }
   void begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost);
+  /// Suspends task `t` at `h` with no CPU work pending (accounting brought up to now); `waiting`
+  /// marks a slot that must not be resumed until something clears it. Returns t's CPU.
+  Cpu& park(Task& t, std::coroutine_handle<> h, bool waiting);
   /// Accounting and segment progress of `c` up to now.
   void update_exec(Cpu& c);
   /// Re-evaluates what runs on `c` (preemption point at return to task level) and arms its timer.

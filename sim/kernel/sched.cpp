@@ -392,11 +392,7 @@ std::int64_t Kernel::cpu_util(int i) const {
 // ---- awaiters ----------------------------------------------------------------------------------
 
 void Kernel::SleepAwait::await_suspend(std::coroutine_handle<> h) {
-  Cpu& c = k.cpu(t.cpu);
-  k.update_exec(c);
-  t.slot.h = h;
-  t.slot.remaining = 0;
-  t.slot.waiting = false;
+  Cpu& c = k.park(t, h, false);
   t.state = TaskState::kSleeping;
   wq.waiter = &t;
   t.waiting_on = &wq;
@@ -410,11 +406,7 @@ void Kernel::SleepAwait::await_suspend(std::coroutine_handle<> h) {
 bool Kernel::CondReschedAwait::await_ready() const noexcept { return !k.cpu(t.cpu).need_resched; }
 
 void Kernel::CondReschedAwait::await_suspend(std::coroutine_handle<> h) {
-  Cpu& c = k.cpu(t.cpu);
-  k.update_exec(c);
-  t.slot.h = h;
-  t.slot.remaining = 0;
-  t.slot.waiting = false;
+  Cpu& c = k.park(t, h, false);
   k.schedule(c);
   k.dispatch(c);
 }

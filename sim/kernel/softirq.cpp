@@ -121,11 +121,7 @@ bool Kernel::BhEnableAwait::await_ready() noexcept {
 }
 
 void Kernel::BhEnableAwait::await_suspend(std::coroutine_handle<> h) {
-  Cpu& c = k.cpu(t.cpu);
-  k.update_exec(c);
-  t.slot.h = h;
-  t.slot.remaining = 0;
-  t.slot.waiting = true;
+  Cpu& c = k.park(t, h, true);
   k.start_softirq(c);
   k.dispatch(c);
 }
