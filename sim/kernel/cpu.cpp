@@ -107,7 +107,7 @@ bool Kernel::can_preempt_now(const Cpu& c) const {
   if (!c.curr) return true;
   const Task& t = *c.curr;
   if (t.bh_disable > 0 || c.serving_softirq || t.spinning) return false;
-  if (kp_.sched.preempt == "full") return true;
+  if (preempt_full_) return true;
   // voluntary/none: only user-mode code is preempted at interrupt return.
   return t.slot.cls == CpuClass::kUser && t.slot.remaining > 0;
 }

@@ -165,6 +165,7 @@ class Kernel : public EventSink, public WakeView {
   Nanos now() const { return host_.now(); }
   const Topology& topo() const { return topo_; }
   const KernelParams& params() const { return kp_; }
+  bool ksoftirqd_era() const { return ksoftirqd_era_; }  // "let ksoftirqd do its job" (4.9-6.4)
   const CostParams& costs() const { return costs_; }
   int nr_cpus() const { return static_cast<int>(cpus_.size()); }
   Cpu& cpu(int i) { return *cpus_[static_cast<std::size_t>(i)]; }
@@ -392,6 +393,8 @@ class Kernel : public EventSink, public WakeView {
   CostParams costs_;
   FairParams fair_params_;
   double cost_mu_ = 0, cost_sigma_ = 0;  // lognormal parameters of the cost factor
+  bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
+  bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   WakeParams wake_params_;
   Nanos tick_ns_;
   std::vector<std::unique_ptr<Cpu>> cpus_;

@@ -21,8 +21,8 @@ constexpr std::uint32_t kSoftirqNowMask = (1u << softirq_nr::kHi);  // | TASKLET
 
 // ksoftirqd_running() of the 4.9-6.4 era (4cd13c21b207, reverted by d15121be7485): true when
 // pending softirqs should be left to a runnable ksoftirqd instead of being run inline.
-bool ksoftirqd_defers(const KernelParams& kp, const Cpu& c) {
-  return kp.ksoftirqd_mode == "4.9-6.4" && c.ksoftirqd &&
+bool ksoftirqd_defers(bool era_4_9_to_6_4, const Cpu& c) {
+  return era_4_9_to_6_4 && c.ksoftirqd &&
          (c.ksoftirqd->state == TaskState::kRunning || c.ksoftirqd->state == TaskState::kRunnable) &&
          !(c.softirq_pending & kSoftirqNowMask);
 }
@@ -49,7 +49,7 @@ void Kernel::wakeup_softirqd(Cpu& c) {
 void Kernel::irq_exit(Cpu& c) {
   if (in_interrupt(c) || c.softirq_pending == 0) return;
   // invoke_softirq()
-  if (ksoftirqd_defers(kp_, c)) return;  // ksoftirqd_running(): leave it to ksoftirqd
+  if (ksoftirqd_defers(ksoftirqd_era_, c)) return;  // ksoftirqd_running(): leave it to ksoftirqd
   start_softirq(c);
 }
 
@@ -117,7 +117,7 @@ bool Kernel::BhEnableAwait::await_ready() noexcept {
   // __local_bh_enable_ip() -> do_softirq(), which in 4.9-6.4 also skips the inline run while
   // ksoftirqd is runnable ("if (pending && !ksoftirqd_running()) do_softirq_own_stack()").
   return t.bh_disable > 0 || c.softirq_pending == 0 || c.hardirq.active || c.softirq.active ||
-         ksoftirqd_defers(k.params(), c);
+         ksoftirqd_defers(k.ksoftirqd_era(), c);
 }
 
 void Kernel::BhEnableAwait::await_suspend(std::coroutine_handle<> h) {

@@ -74,12 +74,10 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     std::size_t next = 0;
     for (Flow& f : flows_) {
       if (f.sock < 0 || f.host != static_cast<int>(h)) continue;
-      const Socket& ss = k.socket(f.sock);
       // The client's socket: the reverse tuple hashed by the client NIC's RSS.
       const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 12867,
                           static_cast<std::uint16_t>(40000 + f.sock % 25000)};
       Socket& cs = ck->add_socket(0, ck->nics()[0]->rss->hash(rev));
-      (void)ss;
       f.csock = cs.id;
       if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id)) csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
       csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = f.sock;
@@ -90,13 +88,13 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, all);
       Epoll& ep = ck->add_epoll();
       for (int sock : per_thread[i]) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
-      t.body = client_thread(*ck, t, ep, per_thread[i]);
+      t.body = client_thread(*ck, t, ep, static_cast<int>(h), per_thread[i]);
       ck->start_task(t, static_cast<int>(i % static_cast<std::size_t>(ck->nr_cpus())));
     }
   }
 }
 
-Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, std::vector<int> flows) {
+Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::vector<int> flows) {
   // neper rr.c client: send a request on every flow, then an epoll loop: read the response, record
   // the latency after the recv() that completes it (rr_ts_2), send the next request at once.
   auto send = [&](Flow& f) -> Proc<void> {
@@ -116,12 +114,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, std::vector<int>
     const int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
-      const int host = flows_.empty() ? 0 : 0;
-      (void)host;
-      Flow* f = nullptr;
-      for (std::size_t h = 0; h < csock_to_sock_.size() && !f; ++h)
-        if (paths_[h].kernel == &ck && static_cast<std::size_t>(cs.id) < csock_to_sock_[h].size())
-          f = &flows_[static_cast<std::size_t>(csock_to_sock_[h][static_cast<std::size_t>(cs.id)])];
+      Flow* f = &flows_[static_cast<std::size_t>(csock_to_sock_[static_cast<std::size_t>(host)][static_cast<std::size_t>(cs.id)])];
       co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
       f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
       while (f->resp_got >= p_.response_size) {

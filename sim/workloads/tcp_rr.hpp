@@ -119,7 +119,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     TcpRr& w_;
     int host_;
   };
-  Proc<void> client_thread(Kernel& ck, Task& t, Epoll& ep, std::vector<int> flows);
+  Proc<void> client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::vector<int> flows);
   void to_client_kernel(int host, const Train& tr, Nanos at_switch);
   void record_completion(Flow& f, Nanos at);
   Proc<void> server_thread(Task& t, Epoll& ep);
@@ -139,8 +139,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::vector<std::unique_ptr<ClientWire>> client_wires_;
   std::vector<Fifo<Train>> to_client_nic_;     // per host, trains reaching a full-kernel client's NIC
   std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
-  std::vector<int> server_sock_of_;            // client socket id -> server socket id, per host offset
-  std::vector<std::vector<int>> csock_to_sock_;
+  std::vector<std::vector<int>> csock_to_sock_;  // per host: client socket id -> server socket id
   bool stopped_ = false;
   Nanos window_begin_ = 0, window_end_ = kNever, nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
