@@ -80,7 +80,6 @@ struct RpsState {
   std::vector<std::vector<DevFlow>> flow_table;    // [nic*1024+queue] -> rps_flow_cnt entries
   bool rfs = false;                                // rps_sock_flow_entries > 0
   bool idle_sibling = false;                       // Kirill Tkhai's 2018 RFC (opt-in)
-  std::int64_t rps_enqueue_ns = 150;
 };
 
 struct Cpu {

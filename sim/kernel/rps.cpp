@@ -24,10 +24,7 @@ namespace napisim {
 using namespace napi_state;
 
 RpsState& Kernel::enable_rps() {
-  if (!rps_) {
-    rps_ = std::make_unique<RpsState>();
-    rps_->rps_enqueue_ns = costs_.rps_enqueue_ns;
-  }
+  if (!rps_) rps_ = std::make_unique<RpsState>();
   return *rps_;
 }
 

@@ -94,10 +94,9 @@ Json scenario_schema() {
 Json default_scenario() { return parse_json_text(kQuickstartJson, "embedded quickstart scenario"); }
 
 Json load_scenario_doc(const std::string& path_or_name) {
-  if (path_or_name.empty() || path_or_name == "quickstart") {
-    if (!std::filesystem::exists(path_or_name) || path_or_name.empty()) return default_scenario();
-  }
-  return load_json_file(path_or_name);
+  // "quickstart" names the embedded default unless a file of that name exists.
+  const bool embedded = path_or_name.empty() || (path_or_name == "quickstart" && !std::filesystem::exists(path_or_name));
+  return embedded ? default_scenario() : load_json_file(path_or_name);
 }
 
 void apply_overrides(Json& doc, const std::vector<std::string>& sets) {
