@@ -6,7 +6,8 @@
 // net.core.rps_sock_flow_entries (0 = RFS off; scaling.rst suggests 32768) and
 // rx-N/rps_flow_cnt (default: entries / queues, rounded up to a power of two).
 // net.core.netdev_max_backlog is kernel.net.netdev_max_backlog. The mechanisms live in
-// sim/kernel/rps.cpp; this model configures them.
+// sim/kernel/rps.cpp; this model configures them. `lo` also configures the loopback device's
+// single RX queue (echo ... > /sys/class/net/lo/queues/rx-0/rps_cpus, as Kirill Tkhai's test did).
 #include "sim/kernel/kernel.hpp"
 #include "sim/model/model.hpp"
 
@@ -19,6 +20,7 @@ struct RpsRfsParams {
   std::int64_t rps_sock_flow_entries = 32768;
   std::int64_t rps_flow_cnt = 0;             // 0 = rps_sock_flow_entries / queues
   bool idle_sibling = false;
+  bool lo = false;
 
   template <class V>
   static void fields(V& v) {
@@ -29,6 +31,7 @@ struct RpsRfsParams {
       "rx-N/rps_flow_cnt (0 = rps_sock_flow_entries / queues, power of two)", Range{0, 1 << 26});
     v("idle_sibling", &RpsRfsParams::idle_sibling, "",
       "Kirill Tkhai's 2018 RFC: steer RFS to an idle CPU in the consumer's LLC when its CPU is busy");
+    v("lo", &RpsRfsParams::lo, "", "Also set rps_cpus and rps_flow_cnt on the loopback device (lo/queues/rx-0)");
   }
   bool operator==(const RpsRfsParams&) const = default;
 };
@@ -43,6 +46,13 @@ class RpsRfs : public RxModel {
     for (int c = mask.first(); c >= 0; c = mask.next(c)) cpus.push_back(c);
     st.rfs = p_.rps_sock_flow_entries > 0;
     st.idle_sibling = p_.idle_sibling;
+    if (p_.lo) {
+      st.lo_map = cpus;
+      const std::int64_t cnt = p_.rps_flow_cnt ? p_.rps_flow_cnt : std::max<std::int64_t>(1, p_.rps_sock_flow_entries);
+      std::int64_t pow2 = 1;
+      while (pow2 < cnt) pow2 <<= 1;
+      if (st.rfs) st.lo_flow_table.assign(static_cast<std::size_t>(pow2), RpsState::DevFlow{});
+    }
     for (int ni : nics) {
       Nic& nic = *k.nics()[static_cast<std::size_t>(ni)];
       std::int64_t cnt = p_.rps_flow_cnt ? p_.rps_flow_cnt

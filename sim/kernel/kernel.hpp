@@ -56,6 +56,14 @@ struct Ctx {
   CpuClass cls = CpuClass::kSystem;
 };
 
+/// struct sd_flow_limit (net/core/dev.c): per-CPU history of the flows that filled the backlog.
+struct SdFlowLimit {
+  static constexpr int kHistory = 128;  // FLOW_LIMIT_HISTORY (1 << 7)
+  unsigned history_head = 0;
+  std::array<std::uint32_t, kHistory> history{};  // bucket of each of the last 128 packets
+  std::vector<std::uint8_t> buckets;    // flow_limit_table_len counters
+};
+
 /// Per-CPU softnet_data (net/core/dev.c).
 struct SoftnetData {
   NapiList poll_list;
@@ -67,6 +75,7 @@ struct SoftnetData {
   std::uint64_t input_queue_head = 0, input_queue_tail = 0;
   std::vector<int> rps_ipi_list;  // remote CPUs whose backlog this CPU scheduled (IPIs to send)
   std::uint64_t processed = 0, dropped = 0, time_squeeze = 0, received_rps = 0, flow_limit_count = 0;
+  std::unique_ptr<SdFlowLimit> flow_limit;  // set when this CPU is in net.core.flow_limit_cpu_bitmap
 };
 
 /// RPS/RFS configuration and the per-queue RFS flow tables (net/core/dev.c, Documentation/
@@ -80,6 +89,8 @@ struct RpsState {
   std::vector<std::vector<DevFlow>> flow_table;    // [nic*1024+queue] -> rps_flow_cnt entries
   bool rfs = false;                                // rps_sock_flow_entries > 0
   bool idle_sibling = false;                       // Kirill Tkhai's 2018 RFC (opt-in)
+  std::vector<int> lo_map;                         // lo's rx-0/rps_cpus
+  std::vector<DevFlow> lo_flow_table;              // lo's rx-0/rps_flow_cnt entries
 };
 
 struct Cpu {
@@ -338,11 +349,31 @@ class Kernel : public EventSink, public WakeView {
   RpsState& enable_rps();
   const RpsState* rps() const { return rps_.get(); }
   int get_rps_cpu(int this_cpu, const Channel& ch, const Skb& skb);
+  /// get_rps_cpu() for one RX queue's rps_map and rps_flow_table (either may be null).
+  int get_rps_cpu_rxq(int this_cpu, const std::vector<int>* map, std::vector<RpsState::DevFlow>* table, const Skb& skb);
+  /// skb_flow_limit(): true if the skb must be dropped (its flow fills more than half the history).
+  bool skb_flow_limit(SoftnetData& sd, const Skb& skb, std::int64_t qlen);
+  void init_flow_limit();  // flow_limit_cpu_bitmap -> per-CPU sd_flow_limit (at boot)
   void enqueue_to_backlog(int this_cpu, const Skb& skb, int cpu);
   void net_rps_send_ipis(Cpu& c);
   Proc<int> process_backlog(Ctx ctx, Napi& n, int quota);
   /// Protocol processing of a batch of skbs (cost charged first, then delivered).
   Proc<void> deliver_skbs(Ctx ctx, const Skb* skbs, int n);
+
+  // ---- loopback device (loopback.cpp) -------------------------------------------------------
+  /// A TCP connection over lo: two sockets, each the other's lo_peer; returns {client, server}.
+  std::pair<int, int> lo_connect(std::uint32_t hash_client, std::uint32_t hash_server);
+  /// loopback_xmit() -> __netif_rx(): the skbs of one transmit enqueued to a backlog (local, or
+  /// RPS/RFS's choice for lo). The caller pays the CPU cost (lo_xmit_skbs() skbs of rps_enqueue_ns).
+  void loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only);
+  std::int64_t lo_xmit_skbs(std::int64_t bytes) const;
+  /// tcp_ack() for a flow-control socket: cumulative `ack_seq` (mod 2^32), window read from the peer.
+  void tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq);
+  /// tcp_event_ack_sent() + tcp_select_window() of a flow-control socket (every segment it sends
+  /// carries the ACK): rcv_wup = rcv_nxt, rcv_wnd = free receive buffer; returns the bytes newly acked.
+  std::int64_t tcp_event_ack_sent(Socket& s);
+  std::uint64_t lo_packets() const { return lo_packets_; }
+  std::uint64_t delayed_acks() const { return delayed_acks_; }
 
   // ---- results ------------------------------------------------------------------------------
   /// Snapshot of every counter the results report (taken at warm-up end and at the end).
@@ -411,6 +442,8 @@ class Kernel : public EventSink, public WakeView {
   std::int64_t sk_ll_usec_ = 0;
   int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)
   int overloaded_cpus_ = 0;    // CPUs with nr_running >= 2 (root_domain->overload)
+  std::uint64_t lo_packets_ = 0;    // skbs through lo
+  std::uint64_t delayed_acks_ = 0;  // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
 };
 
 }  // namespace napisim

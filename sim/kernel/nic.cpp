@@ -8,6 +8,8 @@
 //   RSS                       Toeplitz hash -> 128-entry indirection table (sim/hw/rss.*)
 //   moderation                rx-usecs/rx-frames (static, or lib/dim when adaptive-rx is on)
 //   XPS                       a CPU transmits on the queue whose interrupt it takes
+//   NUMA                      rings/page pool on the NIC's node: a CPU of another node pays
+//                             numa_remote_ns() per skb it builds (sim/hw/nic.hpp)
 #include <algorithm>
 
 #include "sim/kernel/kernel.hpp"
@@ -171,6 +173,8 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   const std::int64_t ntx = std::min<std::int64_t>(ch.tx_pending, 128);
   ch.tx_pending -= ntx;
   cost += ntx * costs_.tx_completion_ns;
+  // Per skb: packet memory on the NIC's node read from this CPU's node (0 when local).
+  const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
   std::array<Skb, kMaxBatch> batch;
   const int batch_limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
@@ -186,7 +190,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
-    cost += skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb);
+    cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
     batch[static_cast<std::size_t>(nb++)] = skb;
     if (nb >= batch_limit) {  // gro_normal_list_flush: netif_receive_skb_list()
       co_await exec(ctx, cost);
@@ -208,6 +212,11 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
 }
 
 void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only) {
+  if (s.lo_peer >= 0) {  // a connection over lo: loopback.cpp
+    loopback_xmit(ctx, s, bytes, ack_only);
+    return;
+  }
+  if (s.rcvbuf > 0) tcp_event_ack_sent(s);
   Nic& nic = *nics_[static_cast<std::size_t>(s.nic)];
   const int q = txq_of_cpu(nic, ctx_cpu(ctx));
   Channel& ch = *nic.channels[static_cast<std::size_t>(q)];

@@ -61,6 +61,8 @@ struct NetParams {
   std::int64_t netdev_budget_usecs = 2000;  // net.core.netdev_budget_usecs (2 * USEC_PER_SEC / HZ at HZ=1000)
   std::int64_t gro_normal_batch = 8;        // net.core.gro_normal_batch
   std::int64_t netdev_max_backlog = 1000;   // net.core.netdev_max_backlog
+  std::string flow_limit_cpu_bitmap = "";   // net.core.flow_limit_cpu_bitmap (cpulist here; "" = off)
+  std::int64_t flow_limit_table_len = 4096; // net.core.flow_limit_table_len
   std::int64_t busy_read = 0;               // net.core.busy_read (us)
   std::int64_t busy_poll = 0;               // net.core.busy_poll (us)
   std::int64_t mss = 1448;                  // TCP MSS with timestamps on a 1500-byte MTU
@@ -76,6 +78,10 @@ struct NetParams {
     v("gro_normal_batch", &NetParams::gro_normal_batch, "skbs", "GRO output batch passed to netif_receive_skb_list",
       Range{1, 1024});
     v("netdev_max_backlog", &NetParams::netdev_max_backlog, "pkts", "Per-CPU RPS backlog limit", Range{1, 1e7});
+    v("flow_limit_cpu_bitmap", &NetParams::flow_limit_cpu_bitmap, "cpulist",
+      "CPUs whose backlog applies RPS flow limit (skb_flow_limit); \"\" = none (the kernel default)");
+    v("flow_limit_table_len", &NetParams::flow_limit_table_len, "buckets",
+      "Flow-limit hash buckets per CPU (a power of two)", Range{1, 1 << 20});
     v("busy_read", &NetParams::busy_read, "us", "Default SO_BUSY_POLL for socket reads (0 = off)", Range{0, 1e7});
     v("busy_poll", &NetParams::busy_poll, "us", "Busy-poll time for poll/select/epoll (0 = off)", Range{0, 1e7});
     v("mss", &NetParams::mss, "bytes", "TCP maximum segment size", Range{64, 65000});

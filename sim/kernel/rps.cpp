@@ -11,6 +11,13 @@
 //                           schedules the remote backlog NAPI and counts received_rps
 //   process_backlog()       the backlog NAPI poll, quota dev_rx_weight (64), in the same
 //                           net_rx_action budget as device NAPIs
+//   skb_flow_limit()        CONFIG_NET_FLOW_LIMIT (Willem de Bruijn, v3.11, 99bbc7074190): once the
+//                           target backlog is half full (qlen >= netdev_max_backlog / 2), the
+//                           *enqueuing* CPU's sd->flow_limit (only for CPUs in
+//                           net.core.flow_limit_cpu_bitmap) records the flow bucket (hash &
+//                           (flow_limit_table_len - 1)) of each packet in a 128-entry ring
+//                           (FLOW_LIMIT_HISTORY); a packet whose bucket then holds more than 64
+//                           of the last 128 is dropped and counted in flow_limit_count
 // Kirill Tkhai's 2018 RFC (validation-targets.md 3) is the opt-in `idle_sibling` knob: when RFS's
 // target CPU is busy (not available_idle_cpu, not this CPU), steer the flow to
 // select_idle_sibling(next_cpu) in its LLC — still only after the old backlog drained, so
@@ -34,6 +41,11 @@ int Kernel::get_rps_cpu(int this_cpu, const Channel& ch, const Skb& skb) {
   const std::vector<int>* map = idx < rps_->map.size() ? &rps_->map[idx] : nullptr;
   std::vector<RpsState::DevFlow>* table =
       rps_->rfs && idx < rps_->flow_table.size() && !rps_->flow_table[idx].empty() ? &rps_->flow_table[idx] : nullptr;
+  return get_rps_cpu_rxq(this_cpu, map, table, skb);
+}
+
+int Kernel::get_rps_cpu_rxq(int this_cpu, const std::vector<int>* map, std::vector<RpsState::DevFlow>* table,
+                            const Skb& skb) {
   if ((!map || map->empty()) && !table) return -1;
   Socket& s = socket(skb.sock);
   const std::uint32_t hash = s.hash;
@@ -72,10 +84,38 @@ int Kernel::get_rps_cpu(int this_cpu, const Channel& ch, const Skb& skb) {
   return -1;
 }
 
+void Kernel::init_flow_limit() {
+  if (kp_.net.flow_limit_cpu_bitmap.empty()) return;
+  const std::int64_t len = kp_.net.flow_limit_table_len;
+  if ((len & (len - 1)) != 0)  // flow_limit_table_len_sysctl(): -EINVAL unless a power of two
+    throw ConfigError("/kernel/net/flow_limit_table_len", "expected a power of two, got " + std::to_string(len));
+  const CpuMask m = CpuMask::parse(kp_.net.flow_limit_cpu_bitmap, nr_cpus(), "/kernel/net/flow_limit_cpu_bitmap");
+  for (int c = m.first(); c >= 0; c = m.next(c)) {
+    cpu(c).sd.flow_limit = std::make_unique<SdFlowLimit>();
+    cpu(c).sd.flow_limit->buckets.assign(static_cast<std::size_t>(len), 0);
+  }
+}
+
+bool Kernel::skb_flow_limit(SoftnetData& sd, const Skb& skb, std::int64_t qlen) {
+  if (qlen < (kp_.net.netdev_max_backlog >> 1)) return false;
+  SdFlowLimit* fl = sd.flow_limit.get();  // this_cpu_ptr(&softnet_data)->flow_limit
+  if (!fl) return false;
+  const std::uint32_t new_flow = socket(skb.sock).hash & static_cast<std::uint32_t>(fl->buckets.size() - 1);
+  const std::uint32_t old_flow = fl->history[fl->history_head];
+  fl->history[fl->history_head] = new_flow;
+  fl->history_head = (fl->history_head + 1) & (SdFlowLimit::kHistory - 1);
+  if (fl->buckets[old_flow]) --fl->buckets[old_flow];
+  if (++fl->buckets[new_flow] > (SdFlowLimit::kHistory >> 1)) {
+    ++sd.flow_limit_count;  // fl->count, softnet_stat's flow_limit_count
+    return true;
+  }
+  return false;
+}
+
 void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
   SoftnetData& sd = cpu(target).sd;
   const auto qlen = static_cast<std::int64_t>(sd.input_pkt_queue.size());
-  if (qlen > kp_.net.netdev_max_backlog) {
+  if (qlen > kp_.net.netdev_max_backlog || skb_flow_limit(cpu(this_cpu).sd, skb, qlen)) {
     ++sd.dropped;
     if (peer_) peer_->on_rx_drop(skb.sock, skb.bytes, skb.segs);
     return;
@@ -110,7 +150,11 @@ Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n) {
   Nanos cost = 0;
   for (int i = 0; i < n; ++i) cost += skb_cost(skbs[i]);
   co_await exec(ctx, cost);
+  const std::uint64_t acks = delayed_acks_;
   for (int i = 0; i < n; ++i) netif_receive_skb(ctx, skbs[i]);
+  // ACKs sent by the rcv_mss rule (__tcp_ack_snd_check) depend on the delivery itself: their
+  // tcp_send_ack() cost follows the batch.
+  co_await exec(ctx, static_cast<Nanos>(delayed_acks_ - acks) * costs_.tx_ack_ns);
 }
 
 Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {

@@ -50,6 +50,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     softirq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
     cpus_.push_back(std::move(c));
   }
+  init_flow_limit();
   tasks_.reserve(4096);
   task_done_args_.reserve(4096);
   // Per-CPU ksoftirqd/N: SCHED_NORMAL nice 0, pinned (kernel/softirq.c softirq_threads).

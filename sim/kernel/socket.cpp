@@ -6,6 +6,9 @@
 //                                  wake the exclusive waiter; sk_mark_napi_id / ep->napi_id
 //   ep_poll                        return ready events or sleep on ep->wq
 //   tcp_recvmsg / tcp_sendmsg      syscall + fixed + per-byte copy costs; sock_rps_record_flow
+//   sockets with flow control (rcvbuf > 0: stream, loopback; see loopback.cpp): rcv_wup,
+//   tcp_measure_rcv_mss + __tcp_ack_snd_check (ACK once more than one full frame is unacked),
+//   tcp_ack on the sender, sk_sleep() wait queue for blocking recv()/send() without epoll
 #include <algorithm>
 
 #include "sim/kernel/kernel.hpp"
@@ -46,7 +49,7 @@ Nanos Kernel::skb_cost(const Skb& skb) const {
   Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
   if (skb.segs >= 2) c += costs_.tx_ack_ns;
   const Socket& s = *sockets_[static_cast<std::size_t>(skb.sock)];
-  if (s.ep && s.ep->wq.waiter) c += costs_.wakeup_ns;
+  if ((s.ep && s.ep->wq.waiter) || s.wq.waiter) c += costs_.wakeup_ns;
   return c;
 }
 
@@ -57,16 +60,34 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
   }
   Socket& s = socket(skb.sock);
   s.napi_id = skb.napi_id;  // sk_mark_napi_id
-  if (skb.ack_only) return;
+  if (skb.ack_only) {
+    if (s.rcvbuf > 0) tcp_ack(ctx, s, skb.bytes);
+    return;
+  }
   s.rx_avail += skb.bytes;
+  s.rcv_nxt += skb.bytes;
+  if (s.rx_timestamps) s.rx_stamps.push_back(Socket::RxStamp{s.rcv_nxt, now()});
   ++s.rx_skbs;
-  if (skb.segs >= 2) nic_transmit(ctx, s, 0, true);
+  if (skb.segs >= 2) {
+    nic_transmit(ctx, s, 0, true);
+  } else if (s.rcvbuf > 0) {
+    // tcp_measure_rcv_mss(), then __tcp_ack_snd_check(): more than one full frame unacked.
+    const std::int64_t len = skb.bytes;
+    if (len >= s.rcv_mss) s.rcv_mss = std::min<std::int64_t>(len, 65483);  // advmss of lo's 64 KiB MTU
+    if (s.rcv_nxt - s.rcv_wup > s.rcv_mss) {
+      ++delayed_acks_;
+      nic_transmit(ctx, s, 0, true);
+    }
+  }
   sk_data_ready(ctx, s);
 }
 
 void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
   Epoll* ep = s.ep;
-  if (!ep) return;
+  if (!ep) {
+    if (s.wq.waiter) wake_up(s.wq, ctx_cpu(ctx));  // sock_def_readable: a task blocked in recv()
+    return;
+  }
   if (!s.on_ready_list) {
     ep->ready.push_back(s.id);
     s.on_ready_list = true;
@@ -102,17 +123,36 @@ Proc<std::int64_t> Kernel::sys_recv(Task& t, Socket& s, std::int64_t max_bytes) 
   const std::int64_t n = std::min(s.rx_avail, max_bytes);
   s.rx_avail -= n;
   s.rfs_cpu = t.cpu;  // sock_rps_record_flow()
+  // Copying payload that a NIC DMA'd into another node's memory (numa_remote_ns, sim/hw/nic.hpp).
+  const Nanos remote = n > 0 && s.nic >= 0
+                           ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
+                           : 0;
   co_await exec(task_ctx(t, CpuClass::kSystem),
-                costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024);
+                costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote);
+  // tcp_cleanup_rbuf(): a window update once reading has at least doubled the advertised window.
+  if (s.rcvbuf > 0 && n > 0 && s.rcv_wnd < s.rcvbuf / 2 && s.rcvbuf - s.rx_avail >= 2 * s.rcv_wnd) {
+    local_bh_disable(t);
+    nic_transmit(task_ctx(t, CpuClass::kSystem), s, 0, true);
+    co_await local_bh_enable(t);
+  }
   co_return n;
 }
 
 Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
   const std::int64_t tso = std::max<std::int64_t>(1, (bytes + kp_.net.tso_max_bytes - 1) / kp_.net.tso_max_bytes);
   s.rfs_cpu = t.cpu;
+  const Nanos lo = s.lo_peer >= 0 ? lo_xmit_skbs(bytes) * costs_.rps_enqueue_ns : 0;  // __netif_rx per skb
   co_await exec(task_ctx(t, CpuClass::kSystem), costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns +
-                                                    bytes * costs_.copy_ns_per_kb / 1024);
+                                                    bytes * costs_.copy_ns_per_kb / 1024 + lo);
+  if (s.lo_peer < 0) {
+    nic_transmit(task_ctx(t, CpuClass::kSystem), s, bytes, false);
+    co_return;
+  }
+  // __dev_queue_xmit() runs under rcu_read_lock_bh(): loopback_xmit() raises NET_RX, and the
+  // rcu_read_unlock_bh() -> local_bh_enable() runs it right here, on the sender's CPU.
+  local_bh_disable(t);
   nic_transmit(task_ctx(t, CpuClass::kSystem), s, bytes, false);
+  co_await local_bh_enable(t);
 }
 
 Kernel::Snapshot Kernel::snapshot() {

@@ -25,6 +25,25 @@ struct Socket {
   bool on_ready_list = false;
   int napi_id = -1;            // sk_napi_id (last NAPI that delivered to it)
   int rfs_cpu = -1;            // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
+  // TCP flow control (only for workloads that model it: rcvbuf > 0; stream, loopback).
+  int lo_peer = -1;            // the other end of a connection over lo (-1: over a NIC)
+  WaitQueue wq;                // sk_sleep(sk): a task blocked in recv()/send() without epoll
+  std::int64_t rcvbuf = 0;     // sk_rcvbuf (0: flow control not modelled)
+  std::int64_t sndbuf = 0;     // sk_sndbuf: unacked bytes a sender may queue
+  std::int64_t rcv_wup = 0;    // rcv_nxt (below) at the last ACK sent
+  std::int64_t rcv_mss = 536;  // icsk_ack.rcv_mss (tcp_measure_rcv_mss; TCP_MSS_DEFAULT at start)
+  std::int64_t rcv_wnd = 0;    // window advertised by the last ACK (rcvbuf - unread bytes)
+  std::int64_t snd_nxt = 0, snd_una = 0, snd_wnd = 0;  // sender: bytes sent, acked, peer's window
+  // SO_TIMESTAMPING-style receive stamps (opt-in, for workloads that measure in-application
+  // queueing): rcv_nxt is the byte count queued so far (tp->rcv_nxt), and each queued skb leaves
+  // (rcv_nxt after it, time it became readable) in rx_stamps until the workload consumes it.
+  struct RxStamp {
+    std::int64_t end = 0;
+    Nanos at = 0;
+  };
+  bool rx_timestamps = false;
+  std::int64_t rcv_nxt = 0;
+  Fifo<RxStamp> rx_stamps{4};
   // statistics
   std::uint64_t rx_skbs = 0;
 };

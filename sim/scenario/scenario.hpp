@@ -94,7 +94,7 @@ struct WorkloadSpec {
 
   template <class V>
   static void fields(V& v) {
-    v("type", &WorkloadSpec::type, "", "Workload", Choices{"tcp_rr"});
+    v("type", &WorkloadSpec::type, "", "Workload", Choices{"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"});
     v("params", &WorkloadSpec::params, "", "The workload's parameters");
   }
   bool operator==(const WorkloadSpec&) const = default;
@@ -137,8 +137,13 @@ struct Scenario {
 };
 
 /// Strict parse plus cross-field checks (topology, NIC indices, models, workload params).
-/// `base_dir` resolves relative paths in the scenario (platform XML).
+/// `base_dir` resolves relative paths in the scenario (platform XML, `include` files).
+/// `"include": ["../../calibration/fitted_costs.json"]` merges scenario fragments under the
+/// document (objects key by key, later includes over earlier ones, the document's own values and
+/// --set overrides over all); each included file is checked strictly on its own.
 Scenario parse_scenario(const Json& doc, const std::string& base_dir = ".");
+/// The document with its `include` files merged in (and the `include` key removed).
+Json expand_scenario_includes(const Json& doc, const std::string& base_dir);
 /// Every value spelled out, model and workload parameters included.
 Json resolve_scenario(const Scenario& s);
 /// JSON Schema (draft 2020-12) of a scenario document.

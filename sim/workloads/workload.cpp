@@ -2,26 +2,47 @@
 
 #include "sim/params/fields.hpp"
 #include "sim/workloads/tcp_rr.hpp"
+#include "sim/workloads/stream.hpp"
+#include "sim/workloads/super_netperf.hpp"
+#include "sim/workloads/mutilate.hpp"
+#include "sim/workloads/app.hpp"
+#include "sim/workloads/trace.hpp"
 
 namespace napisim {
 
-std::vector<std::string> workload_types() { return {"tcp_rr"}; }
+std::vector<std::string> workload_types() { return {"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"}; }
 
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path) {
   if (type == "tcp_rr") return std::make_unique<TcpRr>(parse_params<TcpRrParams>(params, path));
+  if (type == "mutilate") return std::make_unique<Mutilate>(parse_params<MutilateParams>(params, path), path);
+  if (type == "app") return std::make_unique<App>(parse_params<AppParams>(params, path), path);
+  if (type == "trace") return std::make_unique<Trace>(parse_params<TraceParams>(params, path), path);
+  if (type == "stream") return std::make_unique<Stream>(parse_params<StreamParams>(params, path));
+  if (type == "super_netperf") return std::make_unique<SuperNetperf>(parse_params<SuperNetperfParams>(params, path));
   std::string valid;
   for (const auto& t : workload_types()) valid += (valid.empty() ? "\"" : ", \"") + t + "\"";
   throw ConfigError(path, "unknown workload type; expected one of " + valid);
 }
 
-Json resolve_workload_params(const std::string& type, const Json& params, const std::string& path) {
+Json resolve_workload_params(const std::string& type, const Json& params, const std::string& path,
+                             const std::string& base_dir) {
   if (type == "tcp_rr") return params_to_json(parse_params<TcpRrParams>(params, path));
+  if (type == "mutilate") return params_to_json(Mutilate(parse_params<MutilateParams>(params, path), path).params());
+  if (type == "app") return resolve_app_params(params, path);
+  if (type == "trace") return resolve_trace_params(params, path, base_dir);
+  if (type == "stream") return params_to_json(parse_params<StreamParams>(params, path));
+  if (type == "super_netperf") return params_to_json(parse_params<SuperNetperfParams>(params, path));
   throw ConfigError(path, "unknown workload type \"" + type + "\"");
 }
 
 Json workload_schema() {
   Json s;
   s["tcp_rr"] = params_schema<TcpRrParams>();
+  s["mutilate"] = params_schema<MutilateParams>();
+  s["app"] = params_schema<AppParams>();
+  s["trace"] = params_schema<TraceParams>();
+  s["stream"] = params_schema<StreamParams>();
+  s["super_netperf"] = params_schema<SuperNetperfParams>();
   return s;
 }
 

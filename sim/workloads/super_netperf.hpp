@@ -1,0 +1,103 @@
+// napisim: super_netperf (the script netdev developers use, e.g. Eric Dumazet's "400 or more
+// concurrent netperf -t TCP_RR on a 10Gbit NIC", validation-targets.md 3): N netperf TCP_RR
+// instances at once, the summed transaction rate printed as one number.
+//
+// netperf TCP_RR (HewlettPackard/netperf @ afc51ff, nettest_omni.c send_omni_inner / recv_omni):
+// each instance is one connection with one transaction in flight (-b 0). netserver forks one
+// child process per connection (netserver.c spawn_child / process_requests), and the child loops
+// on a blocking recv() until the -r request is complete, then send()s the response: no epoll, so
+// every request wakes that connection's own task (sock_def_readable -> the task sleeping in
+// sk_wait_data). The client hosts are idealised as tcp_rr's: request out, response back, the next
+// request at once; retransmission after TCP_RTO_MIN for segments the server's NIC dropped.
+// Latency statistics are netperf -j's (per transaction, merged over instances in one histogram).
+#pragma once
+
+#include <vector>
+
+#include "sim/core/fifo.hpp"
+#include "sim/params/fields.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace napisim {
+
+struct SuperNetperfParams {
+  std::int64_t num_instances = 400;   // concurrent netperf processes (super_netperf N)
+  std::int64_t request_size = 1;      // -r req,
+  std::int64_t response_size = 1;     //        resp
+  std::string netserver_cpus = "";    // CPUs the netserver children may run on ("" = all)
+  std::int64_t client_tx_ns = 3000;   // idealised client: send() to wire
+  std::int64_t client_rx_ns = 3000;   // idealised client: wire to recv() return
+  std::int64_t rto_ns = 200000000;    // TCP_RTO_MIN
+  std::int64_t server_user_ns = 200;  // netserver's user-space work per transaction
+
+  template <class V>
+  static void fields(V& v) {
+    v("num_instances", &SuperNetperfParams::num_instances, "instances", "Concurrent netperf TCP_RR instances",
+      Range{1, 100000});
+    v("request_size", &SuperNetperfParams::request_size, "bytes", "netperf -r: request size", Range{1, 1e9});
+    v("response_size", &SuperNetperfParams::response_size, "bytes", "netperf -r: response size", Range{1, 1e9});
+    v("netserver_cpus", &SuperNetperfParams::netserver_cpus, "cpulist", "CPUs netserver's children may run on");
+    v("client_tx_ns", &SuperNetperfParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
+    v("client_rx_ns", &SuperNetperfParams::client_rx_ns, "ns", "Idealised client: wire to recv() return",
+      Range{0, 1e9});
+    v("rto_ns", &SuperNetperfParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
+      Range{1000, 1e10});
+    v("server_user_ns", &SuperNetperfParams::server_user_ns, "ns", "netserver user-space work per transaction",
+      Range{0, 1e9});
+  }
+  bool operator==(const SuperNetperfParams&) const = default;
+};
+
+class SuperNetperf : public Workload, public EventSink, public WirePeer {
+ public:
+  explicit SuperNetperf(const SuperNetperfParams& p) : p_(p) {}
+  void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
+  void start() override;
+  void set_window(Nanos begin, Nanos end) override {
+    window_begin_ = begin;
+    window_end_ = end;
+  }
+  void begin_measurement() override {}
+  void end_measurement() override {}
+  std::uint64_t completed() const override { return completed_; }
+  void report(Json& summary, Json& workload) const override;
+  Json conservation() const override;
+  const Histogram* latency_histogram() const override { return &hist_; }
+
+  void on_event(std::uint32_t kind, std::uint64_t arg) override;
+  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
+
+ private:
+  struct Conn {
+    int sock = -1;
+    int host = 0;
+    Nanos req_start = 0;
+    std::int64_t resp_got = 0;
+    bool in_flight = false;
+    std::uint64_t measured = 0;
+  };
+  struct Train {
+    int sock;
+    std::uint32_t bytes, segs;
+    bool ack_only;
+  };
+  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 3 };
+  Proc<void> netserver_child(Task& t, int sock);
+  void send_request(Conn& c, Nanos at);
+  void client_send(int host, const Train& tr, Nanos depart);
+
+  SuperNetperfParams p_;
+  Kernel* k_ = nullptr;
+  std::vector<ClientPath> paths_;
+  std::vector<Port> client_ports_;
+  std::vector<Conn> conns_;  // indexed by socket id
+  Rng start_rng_{0};
+  Fifo<Train> to_server_{1024};
+  Fifo<Train> retransmits_{64};
+  Nanos window_begin_ = 0, window_end_ = kNever;
+  std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
+  Histogram hist_;
+};
+
+}  // namespace napisim
