@@ -1,4 +1,4 @@
-// napisim command line: run | validate | schema | list-models | describe.
+// napisim command line: run | validate | schema | list-models | describe | calibrate.
 // Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
+#include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/model.hpp"
 #include "sim/output/writers.hpp"
@@ -91,6 +93,18 @@ int main(int argc, char** argv) {
   auto* describe = app.add_subcommand("describe", "Describe a model's parameters");
   describe->add_option("model", model, "Model name")->required();
 
+  napisim::calibrate::CalibrateOptions cal;
+  std::string cal_seeds;
+  auto* calibrate = app.add_subcommand("calibrate", "Fit cost parameters to measured points (calibration/README.md)");
+  calibrate->add_option("targets", cal.targets_file, "Targets JSON file")->required();
+  calibrate->add_option("-j,--jobs", cal.jobs, "Simulations run in parallel (default: number of CPUs)");
+  calibrate->add_flag("--dry-run", cal.dry_run, "Only print the residuals of the starting (default) parameters");
+  calibrate->add_option("--out", cal.out, "Write the fitted parameters as an includable scenario fragment");
+  calibrate->add_option("--report", cal.report, "Write the full report JSON (default: OUT with .report.json)");
+  calibrate->add_option("--max-iterations", cal.max_iterations, "Levenberg-Marquardt iterations (default: file's)");
+  calibrate->add_option("--set", cal.sets, "Override applied to every simulation (e.g. duration_s=0.05)");
+  calibrate->add_option("--seeds", cal_seeds, "Comma-separated seeds (default: the targets file's)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,6 +119,19 @@ int main(int argc, char** argv) {
       opt.sets = sets;
       opt.base_dir = std::filesystem::absolute(file).parent_path().string();
       std::cout << napisim::validate_scenario(napisim::load_json_file(file), opt).dump(2) << "\n";
+      return 0;
+    }
+    if (calibrate->parsed()) {
+      std::stringstream ss(cal_seeds);
+      for (std::string tok; std::getline(ss, tok, ',');) {
+        try {
+          cal.seeds.push_back(std::stoll(tok));
+        } catch (const std::exception&) {
+          throw napisim::ConfigError("--seeds", "expected comma-separated integers, got '" + cal_seeds + "'");
+        }
+      }
+      const napisim::Json report = napisim::calibrate::run_calibration(cal);
+      (void)report;
       return 0;
     }
     if (app.got_subcommand("schema")) {

@@ -14,8 +14,66 @@ namespace {
 #include "quickstart.inc"  // const char* kQuickstartJson (generated from scenarios/quickstart.json)
 }  // namespace
 
-Scenario parse_scenario(const Json& doc, const std::string& base_dir) {
-  if (!doc.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(doc));
+namespace {
+
+// "include": scenario fragments (e.g. calibration/costs.json) merged *under* the document.
+// Objects merge key by key; arrays and scalars of the document replace the included ones.
+void merge_under(Json& over, const Json& under) {
+  for (auto it = under.begin(); it != under.end(); ++it) {
+    auto mine = over.find(it.key());
+    if (mine == over.end())
+      over[it.key()] = it.value();
+    else if (mine->is_object() && it.value().is_object())
+      merge_under(*mine, it.value());
+  }
+}
+
+constexpr int kMaxIncludeDepth = 8;
+
+Json expand_includes(const Json& doc, const std::string& base_dir, int depth) {
+  auto inc = doc.find("include");
+  if (inc == doc.end()) return doc;
+  if (!inc->is_array())
+    throw ConfigError("/include", "expected an array of file names, got " + describe_json_value(*inc));
+  if (depth >= kMaxIncludeDepth)
+    throw ConfigError("/include", "includes nested deeper than " + std::to_string(kMaxIncludeDepth) + " (a cycle?)");
+  Json out = doc;
+  out.erase("include");
+  Json merged = Json::object();  // later includes take precedence over earlier ones
+  for (std::size_t i = 0; i < inc->size(); ++i) {
+    const std::string p = "/include/" + std::to_string(i);
+    const Json& name = (*inc)[i];
+    if (!name.is_string() || name.get<std::string>().empty())
+      throw ConfigError(p, "expected a file name, got " + describe_json_value(name));
+    std::filesystem::path file(name.get<std::string>());
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+    Json part;
+    try {
+      part = load_json_file(file.string());
+      if (!part.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(part));
+      part = expand_includes(part, file.parent_path().string(), depth + 1);
+      (void)parse_params<Scenario>(part, "");  // strict: unknown keys and bad values name the included file
+    } catch (const ConfigError& e) {
+      throw ConfigError(p, "in '" + file.string() + "': " + e.what());
+    }
+    Json next = part;
+    merge_under(next, merged);
+    merged = std::move(next);
+  }
+  merge_under(out, merged);
+  return out;
+}
+
+}  // namespace
+
+Json expand_scenario_includes(const Json& doc, const std::string& base_dir) {
+  if (!doc.is_object()) return doc;
+  return expand_includes(doc, base_dir, 0);
+}
+
+Scenario parse_scenario(const Json& in, const std::string& base_dir) {
+  if (!in.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(in));
+  const Json doc = expand_scenario_includes(in, base_dir);
   Scenario s = parse_params<Scenario>(doc, "");
   s.topology.validate("/topology");
   if (s.nics.empty()) throw ConfigError("/nics", "expected at least one NIC");
@@ -71,7 +129,7 @@ Scenario parse_scenario(const Json& doc, const std::string& base_dir) {
                                          std::to_string(s.changes[i - 1].at_s) + "), got " +
                                          std::to_string(s.changes[i].at_s));
   }
-  s.workload.params = resolve_workload_params(s.workload.type, s.workload.params, "/workload/params");
+  s.workload.params = resolve_workload_params(s.workload.type, s.workload.params, "/workload/params", base_dir);
   if (s.warmup_s + s.duration_s > 1e5) throw ConfigError("/duration_s", "expected warmup_s + duration_s <= 1e5 s");
   return s;
 }
@@ -84,6 +142,11 @@ Json scenario_schema() {
   out["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   out["title"] = "napisim scenario";
   for (auto it = s.begin(); it != s.end(); ++it) out[it.key()] = it.value();
+  if (out.contains("properties") && out["properties"].is_object())
+    out["properties"]["include"] = {{"type", "array"},
+                                    {"items", {{"type", "string"}}},
+                                    {"description", "Scenario fragments (paths relative to this file) merged under this "
+                                                    "document; this document's own values take precedence"}};
   Json models;
   for (const ModelInfo& m : builtin_models().list()) models[m.name] = m.schema();
   out["$defs"]["model_params"] = models;
