@@ -21,20 +21,23 @@ namespace {
 using napisim::Json;
 
 constexpr const char* kFormats[] = {"text", "neper", "json", "csv", "netperf-legacy", "netperf-omni-csv",
-                                    "netperf-omni-keyval"};
+                                    "netperf-omni-keyval", "mutilate"};
 
 void check_format(const std::string& format) {
   for (const char* f : kFormats)
     if (format == f) return;
   throw napisim::ConfigError("--format", "unknown format \"" + format +
-                                            "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv or "
-                                            "netperf-omni-keyval");
+                                            "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv, "
+                                            "netperf-omni-keyval or mutilate");
 }
 
 std::string format_result(const Json& r, const std::string& format) {
   namespace out = napisim::output;
   if (format == "json") return out::format_json(r);
   if (format == "csv") return out::format_csv(r);
+  // `text` is the workload's own tool: mutilate's report for the mutilate workload, else neper's.
+  const bool kv = r.contains("workload") && r["workload"].value("type", "") == "mutilate";
+  if (format == "mutilate" || (format == "text" && kv)) return out::format_mutilate(r);
   if (format == "text" || format == "neper") return out::format_neper(r);
   if (format == "netperf-legacy") return out::format_netperf(r, "legacy");
   if (format == "netperf-omni-csv") return out::format_netperf(r, "omni-csv");
@@ -60,7 +63,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
     namespace out = napisim::output;
     out::write_file_atomic(out_dir + "/result.json", out::format_json(result));
     out::write_file_atomic(out_dir + "/result.csv", out::format_csv(result));
-    out::write_file_atomic(out_dir + "/result.txt", out::format_neper(result));
+    out::write_file_atomic(out_dir + "/result.txt", format_result(result, "text"));
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;

@@ -23,6 +23,7 @@
 #include "sim/core/time.hpp"
 #include "sim/hw/dim.hpp"
 #include "sim/hw/rss.hpp"
+#include "sim/hw/topology.hpp"
 #include "sim/kernel/napi.hpp"
 #include "sim/params/fields.hpp"
 
@@ -80,6 +81,19 @@ struct RxEntry {
   bool ack_only = false;        // pure ACK(s), no payload
   std::uint32_t polled = 0;     // segments already reaped by the driver
 };
+
+/// NUMA cost of touching a NIC's packet memory from `cpu`. The device's rings and page pool are
+/// allocated on its node (dev_to_node(); NicParams::numa_node) and the NIC DMAs packets there, so a
+/// CPU of another node refills the descriptor, headers and skb from remote memory: the topology's
+/// remote_node_penalty_ns scaled by SLIT distance / 10 (Topology::handoff_penalty's rule), once per
+/// skb the driver builds and once per recvmsg() that copies payload out. 0 on the NIC's node.
+/// Eric Dumazet (2020-08-04, 2020-10-02): NIC processing must stay on the NUMA-local CPUs named by
+/// smp_affinity.
+inline Nanos numa_remote_ns(const Topology& topo, int cpu, int nic_node) {
+  const int node = topo.node_of(cpu);
+  if (node == nic_node) return 0;
+  return (topo.params().remote_node_penalty_ns * topo.node_distance(node, nic_node) + 5) / 10;
+}
 
 /// A transmit port: line-rate serialization, FIFO.
 struct Port {

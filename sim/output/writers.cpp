@@ -583,4 +583,42 @@ std::string format_netperf(const Json& result, std::string_view style) {
       "", "unknown netperf output style '" + std::string(style) + "' (expected legacy, omni-csv or omni-keyval)");
 }
 
+std::string format_mutilate(const Json& result) {
+  const Json* summary = find(&result, "summary");
+  const Json* m = find(summary, "mutilate");
+  std::string out = strf("%-7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "#type", "avg", "std", "min", "5th", "10th",
+                         "50th", "90th", "95th", "99th");
+  for (const char* row : {"read", "update", "op_q"}) {
+    const Json* r = find(m, row);
+    const char* keys[] = {"avg", "std", "min", "p5", "p10", "p50", "p90", "p95", "p99"};
+    out += strf("%-7s", row);
+    for (const char* k : keys) out += strf(" %7.1f", num_or(find(r, k), 0.0));
+    out += "\n";
+  }
+  const long long gets = int_or(find(m, "gets"), 0), sets = int_or(find(m, "sets"), 0);
+  const long long total = gets + sets;
+  const double secs = num_or(find(m, "seconds"), 0.0);
+  out += strf("\nTotal QPS = %.1f (%lld / %.1fs)\n\n", secs > 0 ? static_cast<double>(total) / secs : 0.0, total, secs);
+  const long long misses = int_or(find(m, "misses"), 0), skips = int_or(find(m, "skips"), 0);
+  out += strf("Misses = %lld (%.1f%%)\n", misses, gets > 0 ? 100.0 * static_cast<double>(misses) / static_cast<double>(gets) : 0.0);
+  out += strf("Skipped TXs = %lld (%.1f%%)\n\n", skips,
+              total > 0 ? 100.0 * static_cast<double>(skips) / static_cast<double>(total) : 0.0);
+  const long long rx = int_or(find(m, "rx_bytes"), 0), tx = int_or(find(m, "tx_bytes"), 0);
+  const double mb = secs > 0 ? 1024.0 * 1024.0 * secs : 1.0;
+  out += strf("RX %10lld bytes : %6.1f MB/s\n", rx, static_cast<double>(rx) / mb);
+  out += strf("TX %10lld bytes : %6.1f MB/s\n", tx, static_cast<double>(tx) / mb);
+  out += strf("\nnapisim_target_qps=%lld\n", int_or(find(m, "target_qps"), 0));
+  out += strf("napisim_cpu_report_cpus=%s\n", find(m, "cpu_report_cpus") && find(m, "cpu_report_cpus")->is_string()
+                                                  ? find(m, "cpu_report_cpus")->get<std::string>().c_str()
+                                                  : "");
+  out += strf("napisim_cpu_pct=%.1f\n", num_or(find(m, "cpu_pct"), 0.0));
+  out += strf("napisim_cpu_ns_per_query=%.0f\n", num_or(find(m, "cpu_ns_per_query"), 0.0));
+  out += strf("napisim_cycles_per_query=%.0f\n", num_or(find(m, "cycles_per_query"), 0.0));
+  out += strf("napisim_cpq_ghz=%.2f\n", num_or(find(m, "cpq_ghz"), 0.0));
+  out += strf("napisim_irqs=%lld\n", int_or(find(summary, "irqs"), 0));
+  out += strf("napisim_irqs_all=%lld\n", int_or(find(summary, "irqs_all"), 0));
+  out += strf("napisim_schedule_slip_us_avg=%.1f\n", num_or(find(m, "schedule_slip_us_avg"), 0.0));
+  return out;
+}
+
 }  // namespace napisim::output

@@ -43,4 +43,11 @@ std::string format_neper(const Json& result);
 /// Throws ConfigError for any other style.
 std::string format_netperf(const Json& result, std::string_view style);
 
+/// mutilate's report (leverich/mutilate @ d65c6ef mutilate.cc main(), ConnectionStats.h print_header /
+/// print_stats): "#type avg std min 5th 10th 50th 90th 95th 99th" rows for read, update and op_q
+/// ("%-7s %7.1f ..."; upstream has no 50th column), Total QPS, Misses, Skipped TXs, RX/TX bytes, then
+/// one napisim_<key>=<value> line each for the target QPS, CPU %, CPU ns and cycles per query, and
+/// interrupt counts. Reads summary.mutilate (the mutilate workload's report).
+std::string format_mutilate(const Json& result);
+
 }  // namespace napisim::output
