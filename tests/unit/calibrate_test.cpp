@@ -1,0 +1,132 @@
+// napisim calibrate's fitter (sim/calibrate/fit.hpp) on synthetic residual functions with known
+// answers, no simulation; and the summary-metric lookup used to read result documents.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/calibrate/calibrate.hpp"
+#include "sim/calibrate/fit.hpp"
+
+namespace napisim::calibrate {
+namespace {
+
+// A toy "simulator": latency = a + b * load_i, throughput = 1e9 / (a + 2 b), each a relative
+// residual against values produced by the true parameters (a, b) = (400, 1500) ns.
+std::vector<Eigen::VectorXd> toy(const std::vector<Eigen::VectorXd>& ps, int* calls) {
+  const double a0 = 400, b0 = 1500;
+  const std::vector<double> loads = {0.5, 1, 2, 4};
+  std::vector<Eigen::VectorXd> out;
+  for (const auto& p : ps) {
+    ++*calls;
+    Eigen::VectorXd r(static_cast<Eigen::Index>(loads.size() + 1));
+    for (std::size_t i = 0; i < loads.size(); ++i) {
+      const double meas = a0 + b0 * loads[i], sim = p[0] + p[1] * loads[i];
+      r[static_cast<Eigen::Index>(i)] = (sim - meas) / meas;
+    }
+    const double meas = 1e9 / (a0 + 2 * b0), sim = 1e9 / (p[0] + 2 * p[1]);
+    r[static_cast<Eigen::Index>(loads.size())] = (sim - meas) / meas;
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(CalibrateFitTest, RecoversKnownParametersFromFarStart) {
+  int calls = 0;
+  const BatchResiduals f = [&](const std::vector<Eigen::VectorXd>& ps) { return toy(ps, &calls); };
+  FitOptions opt;
+  opt.max_iterations = 50;
+  opt.max_evaluations = 400;
+  opt.fd_step = 1e-4;
+  opt.xtol = 1e-10;
+  opt.ftol = 1e-12;
+  const FitResult r = fit_bounded_log({{"a", 100, 10, 1e4}, {"b", 5000, 10, 1e5}}, 5, f, opt);
+  EXPECT_NEAR(r.params[0], 400, 4);   // 1%
+  EXPECT_NEAR(r.params[1], 1500, 15);
+  EXPECT_LT(r.cost, 1e-6);
+  EXPECT_GT(r.cost_start, 0.1);
+  EXPECT_NEAR(r.start[0], 100, 1e-6);
+  // Jacobian d r / d log p at the solution, by hand: d r_i / d log a = a / meas_i.
+  EXPECT_NEAR(r.jacobian(0, 0), 400.0 / (400 + 1500 * 0.5), 0.01);
+  EXPECT_NEAR(r.jacobian(3, 1), 1500.0 * 4 / (400 + 1500 * 4), 0.01);
+  EXPECT_GT(calls, 0);
+}
+
+TEST(CalibrateFitTest, StaysInsideBounds) {
+  int calls = 0;
+  const BatchResiduals f = [&](const std::vector<Eigen::VectorXd>& ps) { return toy(ps, &calls); };
+  FitOptions opt;
+  opt.max_iterations = 30;
+  opt.max_evaluations = 300;
+  opt.fd_step = 1e-4;
+  // The true a = 400 lies above the bound 200: the fit must end at (just under) the bound.
+  const FitResult r = fit_bounded_log({{"a", 150, 50, 200}, {"b", 1000, 10, 1e5}}, 5, f, opt);
+  EXPECT_LE(r.params[0], 200.0);
+  EXPECT_GT(r.params[0], 180.0);
+  EXPECT_LT(r.cost, r.cost_start);
+}
+
+TEST(CalibrateFitTest, PriorKeepsAnUnidentifiedParameterAtItsStart) {
+  // r depends on a only; b is unidentified, and the prior rows also make m >= n.
+  const BatchResiduals f = [](const std::vector<Eigen::VectorXd>& ps) {
+    std::vector<Eigen::VectorXd> out;
+    for (const auto& p : ps) out.push_back(Eigen::VectorXd::Constant(1, (p[0] - 300) / 300));
+    return out;
+  };
+  FitOptions opt;
+  opt.prior_weight = 1e-4;
+  opt.max_iterations = 40;
+  opt.max_evaluations = 300;
+  opt.fd_step = 1e-4;
+  const FitResult r = fit_bounded_log({{"a", 600, 10, 1e4}, {"b", 77, 1, 1e4}}, 1, f, opt);
+  EXPECT_NEAR(r.params[0], 300, 6);
+  EXPECT_NEAR(r.params[1], 77, 0.5);
+  // Without the prior there are fewer residuals than parameters: refused.
+  opt.prior_weight = 0;
+  EXPECT_THROW(fit_bounded_log({{"a", 600, 10, 1e4}, {"b", 77, 1, 1e4}}, 1, f, opt), std::invalid_argument);
+}
+
+TEST(CalibrateFitTest, NoisyResidualsStillImprove) {
+  // A deterministic "noise" term of 1% that changes with every parameter value (like a simulation
+  // whose event order changes): the 5% forward-difference step must see through it.
+  const BatchResiduals f = [](const std::vector<Eigen::VectorXd>& ps) {
+    std::vector<Eigen::VectorXd> out;
+    for (const auto& p : ps) {
+      Eigen::VectorXd r(2);
+      const double noise = 0.01 * std::sin(1e4 * p[0]);
+      r[0] = (p[0] * (1 + noise) - 1000) / 1000;
+      r[1] = (2 * p[0] * (1 - noise) - 2000) / 2000;
+      out.push_back(r);
+    }
+    return out;
+  };
+  FitOptions opt;  // defaults: 5% steps, few iterations
+  const FitResult r = fit_bounded_log({{"a", 250, 10, 1e4}}, 2, f, opt);
+  EXPECT_LT(r.cost, 0.1 * r.cost_start);
+  EXPECT_NEAR(r.params[0], 1000, 100);
+  EXPECT_LE(r.iterations, opt.max_iterations);
+}
+
+TEST(CalibrateMetricTest, SummaryPaths) {
+  const Json s = {{"throughput", 123.0},
+                  {"latency_ns", {{"p50", 10}, {"p99.9", 99}}},
+                  {"cpu", {{"cpu_us_per_op", 4.5}, {"busy_pct", 50}}},
+                  {"name", "x"}};
+  double v = 0;
+  EXPECT_TRUE(summary_metric(s, "throughput", &v));
+  EXPECT_EQ(v, 123.0);
+  EXPECT_TRUE(summary_metric(s, "latency_p99.9", &v));
+  EXPECT_EQ(v, 99.0);
+  EXPECT_TRUE(summary_metric(s, "latency_ns.p50", &v));
+  EXPECT_EQ(v, 10.0);
+  EXPECT_TRUE(summary_metric(s, "cpu_us_per_op", &v));
+  EXPECT_EQ(v, 4.5);
+  EXPECT_TRUE(summary_metric(s, "cpu.busy_pct", &v));
+  EXPECT_EQ(v, 50.0);
+  EXPECT_FALSE(summary_metric(s, "latency_p42", &v));
+  EXPECT_FALSE(summary_metric(s, "name", &v));  // not a number
+  EXPECT_FALSE(summary_metric(s, "cpu", &v));   // an object
+}
+
+}  // namespace
+}  // namespace napisim::calibrate
