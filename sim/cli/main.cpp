@@ -15,6 +15,7 @@
 #include "sim/params/json_util.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
+#include "sim/workloads/trace.hpp"
 
 namespace {
 
@@ -108,6 +109,14 @@ int main(int argc, char** argv) {
   calibrate->add_option("--set", cal.sets, "Override applied to every simulation (e.g. duration_s=0.05)");
   calibrate->add_option("--seeds", cal_seeds, "Comma-separated seeds (default: the targets file's)");
 
+  // trace-gen: a CSV request trace from a distribution spec (sim/workloads/trace.hpp).
+  std::string gen_spec = "{}", gen_out;
+  auto* tracegen = app.add_subcommand("trace-gen", "Write a CSV request trace (for the trace workload) from a spec");
+  tracegen->add_option("spec", gen_spec,
+                       "JSON object, inline or a file: duration_s, rate_rps, interarrival, flows, request_size, "
+                       "response_size, service_ns, seed");
+  tracegen->add_option("--out", gen_out, "Output file (default: stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,6 +144,14 @@ int main(int argc, char** argv) {
       }
       const napisim::Json report = napisim::calibrate::run_calibration(cal);
       (void)report;
+      return 0;
+    }
+    if (tracegen->parsed()) {
+      const bool inline_json = gen_spec.find('{') != std::string::npos;
+      const std::string csv = napisim::generate_trace_csv(inline_json ? napisim::parse_json_text(gen_spec, "spec")
+                                                                       : napisim::load_json_file(gen_spec));
+      if (gen_out.empty()) std::fwrite(csv.data(), 1, csv.size(), stdout);
+      else napisim::output::write_file_atomic(gen_out, csv);
       return 0;
     }
     if (app.got_subcommand("schema")) {

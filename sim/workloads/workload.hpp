@@ -49,7 +49,9 @@ class Workload {
 /// Creates the workload named by `type` with its params (strict parse, pointer errors).
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path);
 /// Strict parse of a workload's params, returned with every default spelled out.
-Json resolve_workload_params(const std::string& type, const Json& params, const std::string& path);
+/// `base_dir` resolves relative file paths in the params (trace files).
+Json resolve_workload_params(const std::string& type, const Json& params, const std::string& path,
+                             const std::string& base_dir = ".");
 Json workload_schema();
 std::vector<std::string> workload_types();
 

@@ -241,6 +241,30 @@ assert c["sent"] == c["answered"] + c["in_flight"], c
 assert r["summary"]["throughput"] > 0, r["summary"]
 PYEOF
     ;;
+  bad_trace_file)
+    # A malformed trace is bad input (exit 2) naming the pointer, the line and the column.
+    printf 'timestamp,flow\n0,1\n0.001,oops\n' > bad.csv
+    printf '{"workload": {"type": "trace", "params": {"file": "bad.csv"}}}\n' > trace.json
+    expect_bad_input '/workload/params/file: ' "$napisim" run trace.json
+    grep -qF 'line 3, column 2 (flow)' cmd.err || fail "stderr does not name line 3, column 2"
+    ;;
+  trace_gen)
+    # trace-gen writes a trace the trace workload replays; the same spec gives the same file.
+    spec='{"duration_s": 0.01, "rate_rps": 20000, "flows": 4, "seed": 5}'
+    expect_rc 0 "$napisim" trace-gen "$spec" --out gen.csv
+    "$napisim" trace-gen "$spec" > again.csv || fail "trace-gen to stdout failed"
+    cmp -s gen.csv again.csv || fail "trace-gen is not deterministic"
+    head -n 1 gen.csv | grep -qx 'timestamp,flow,request_size,response_size' || fail "bad header"
+    printf '{"warmup_s": 0, "duration_s": 0.02, "workload": {"type": "trace", "params": {"file": "gen.csv"}}}\n' > t.json
+    expect_rc 0 "$napisim" run t.json --format json
+    n=$(($(wc -l < gen.csv) - 1))
+    $py - cmd.out "$n" <<'PYEOF' || fail "trace replay did not send every request"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["conservation"]["sent"] == int(sys.argv[2]), (r["conservation"], sys.argv[2])
+PYEOF
+    expect_bad_input '/rate_rps' "$napisim" trace-gen '{"rate_rps": 0}'
+    ;;
   validate_bad)
     printf '{"nics": [{"queues": 0}]}\n' > bad.json
     expect_bad_input '/nics/0/queues: expected integer in [1, 1024], got 0' "$napisim" validate bad.json

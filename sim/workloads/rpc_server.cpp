@@ -1,0 +1,374 @@
+#include "sim/workloads/rpc_server.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "sim/hw/rss.hpp"
+
+namespace napisim {
+
+namespace {
+std::string pct_key(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%g", p);
+  return buf;
+}
+
+Json summarize(const Histogram& h, const std::vector<double>& ps) {
+  Json j;
+  j["count"] = h.count();
+  j["mean"] = h.mean();
+  for (double p : ps) j[pct_key(p)] = h.percentile(p);
+  j["max"] = h.max();
+  return j;
+}
+}  // namespace
+
+RpcServer::RpcServer(const RpcServerParams& p, RpcLoad load, std::string type, const std::string& path)
+    : p_(p)
+    , load_(std::move(load))
+    , type_(std::move(type))
+    , service_(Distribution::parse(p.service_ns, path + "/service_ns"))
+    , block_(Distribution::parse(p.block_ns, path + "/block_ns")) {}
+
+void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) {
+  k_ = &k;
+  paths_ = paths;
+  k.set_peer(this);
+  for (std::size_t h = 0; h < paths_.size(); ++h) {
+    if (paths_[h].kernel)
+      throw ConfigError("/platform/clients/" + std::to_string(h) + "/full_kernel",
+                        "expected false: the " + type_ + " workload drives an idealised client");
+    Port port;
+    port.ns_per_byte = 8.0 / paths_[h].bandwidth_gbps;
+    client_ports_.push_back(port);
+  }
+  to_server_.resize(k.nics().size());
+  to_client_.resize(paths_.size());
+  // Worker threads.
+  const int n = k.nr_cpus();
+  const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
+  std::vector<int> cpus;
+  for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
+  for (std::int64_t i = 0; i < p_.num_threads; ++i) {
+    const int home = cpus[static_cast<std::size_t>(i) % cpus.size()];
+    CpuMask m = allowed;
+    if (p_.pin_cpu) {
+      m = CpuMask(n);
+      m.set(home);
+    }
+    auto w = std::make_unique<Worker>();
+    w->task = &k.create_task(type_ + "/" + std::to_string(i), TaskKind::kUser, m, SchedPolicy::kNormal,
+                             static_cast<int>(p_.server_nice));
+    w->ep = &k.add_epoll();
+    w->rng = rng.stream(type_ + "/worker" + std::to_string(i));
+    w->task->body = worker(*w);
+    k.start_task(*w->task, home);
+    workers_.push_back(std::move(w));
+  }
+  // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:8080, spread over the client hosts.
+  load_rng_ = rng.stream(type_ + "/load");
+  for (std::int64_t f = 0; f < load_.num_flows; ++f) {
+    const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
+    const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
+                          static_cast<std::uint16_t>(40000 + f % 25000), 8080};
+    const int nic = paths_[static_cast<std::size_t>(host)].nic;
+    Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+    s.rx_timestamps = true;
+    if (flows_.size() <= static_cast<std::size_t>(s.id)) flows_.resize(static_cast<std::size_t>(s.id) + 1);
+    Flow& fl = flows_[static_cast<std::size_t>(s.id)];
+    fl.sock = s.id;
+    fl.host = host;
+    // reuseport_select_sock(): reciprocal_scale(hash, nr_socks).
+    fl.thread = p_.flow_steering == "rx_queue"
+                    ? static_cast<int>(s.rx_queue % p_.num_threads)
+                    : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
+    k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
+    flow_socks_.push_back(s.id);
+  }
+}
+
+void RpcServer::start() {
+  switch (load_.kind) {
+    case RpcLoad::Kind::kClosed:
+      // Flows start within the first 10 us, as a load generator's connections do.
+      for (int sock : flow_socks_)
+        k_->host().schedule(static_cast<Nanos>(load_rng_.uniform_int(10000)), Prio::kWire, this, kStart,
+                            static_cast<std::uint64_t>(sock));
+      break;
+    case RpcLoad::Kind::kOpen:
+      k_->host().schedule(static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(load_rng_) * load_.gap_scale)),
+                          Prio::kWire, this, kOpenArrival, 0);
+      break;
+    case RpcLoad::Kind::kTrace:
+      if (!load_.trace.empty()) k_->host().schedule(0, Prio::kWire, this, kTraceArrival, 0);
+      break;
+  }
+}
+
+void RpcServer::new_request(Flow& f, Nanos at) {
+  Request r;
+  r.sent = at;
+  r.request_size = static_cast<std::uint32_t>(std::max(1.0, std::round(load_.request_size.sample(load_rng_))));
+  r.response_size = static_cast<std::uint32_t>(std::max(1.0, std::round(load_.response_size.sample(load_rng_))));
+  send_request(f, r);
+}
+
+void RpcServer::send_request(Flow& f, const Request& r) {
+  ++sent_;
+  if (in_window(r.sent)) ++sent_in_window_;
+  if (send_log_) send_log_->push_back(r.sent);
+  f.unread.push_back(r);
+  f.waiting.push_back(r);
+  const std::int64_t mss = k_->params().net.mss;
+  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
+  const Nanos depart = r.sent + p_.client_tx_ns;
+  for (std::int64_t left = r.request_size; left > 0;) {
+    const std::int64_t b = std::min(left, max_train);
+    const auto segs = static_cast<std::uint32_t>((b + mss - 1) / mss);
+    client_send(f.host, Train{f.sock, static_cast<std::uint32_t>(b), segs, false}, depart);
+    left -= b;
+  }
+}
+
+void RpcServer::client_send(int host, const Train& tr, Nanos depart) {
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
+  const Nanos on_link = client_ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
+  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
+  to_server_[static_cast<std::size_t>(path.nic)].push_back(tr);
+  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+}
+
+Proc<void> RpcServer::worker(Worker& w) {
+  Kernel& k = *k_;
+  Task& t = *w.task;
+  Epoll& ep = *w.ep;
+  std::vector<int> events;
+  events.reserve(static_cast<std::size_t>(p_.maxevents));
+  for (;;) {
+    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
+    for (int i = 0; i < n; ++i) {
+      Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
+      Flow& f = flows_[static_cast<std::size_t>(s.id)];
+      f.srv_got += co_await k.sys_recv(t, s, p_.buffer_size);
+      while (!f.unread.empty() && f.srv_got >= static_cast<std::int64_t>(f.unread.front().request_size)) {
+        const Request r = f.unread.front();
+        f.unread.pop_front();
+        f.srv_got -= r.request_size;
+        f.srv_end += r.request_size;
+        // Readable since the skb carrying the request's last byte was queued (Socket::rx_stamps).
+        while (!s.rx_stamps.empty() && s.rx_stamps.front().end < f.srv_end) s.rx_stamps.pop_front();
+        const Nanos readable = s.rx_stamps.empty() ? k.now() : s.rx_stamps.front().at;
+        const Nanos begin = k.now();
+        const bool counted = in_window(begin);
+        if (counted) {
+          ++started_;
+          queue_hist_.record(begin - readable);
+          if (begin - readable > p_.overload_threshold_us * 1000) ++overloaded_;
+        }
+        const Nanos service = r.service_ns >= 0 ? r.service_ns : static_cast<Nanos>(std::llround(service_.sample(w.rng)));
+        co_await k.exec(k.task_ctx(t, CpuClass::kUser), service);
+        if (p_.block_probability > 0 && w.rng.bernoulli(p_.block_probability)) {
+          const auto off = static_cast<Nanos>(std::llround(block_.sample(w.rng)));
+          if (off > 0) {
+            if (counted) ++blocked_;
+            k_->host().schedule(k.now() + off, Prio::kTimer, this, kWorkerWake,
+                                static_cast<std::uint64_t>(t.id));
+            co_await k.sleep_on(t, w.sleep);
+          }
+        }
+        for (std::int64_t left = r.response_size; left > 0;) {
+          const std::int64_t chunk = std::min(left, p_.buffer_size);
+          co_await k.sys_send(t, s, chunk);
+          left -= chunk;
+        }
+        if (counted) service_hist_.record(k.now() - begin);
+      }
+      // Level-triggered epoll: a socket that is still readable is reported again.
+      if (s.rx_avail > 0 && !s.on_ready_list) {
+        ep.ready.push_back(s.id);
+        s.on_ready_list = true;
+      }
+    }
+  }
+}
+
+void RpcServer::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+  if (ack_only) return;  // the idealised client's stack absorbs ACKs
+  const Flow& f = flows_[static_cast<std::size_t>(sock)];
+  const ClientPath& path = paths_[static_cast<std::size_t>(f.host)];
+  // The server's port is FIFO and a host's latency is fixed, so a host's arrivals are in order.
+  to_client_[static_cast<std::size_t>(f.host)].push_back(Train{sock, bytes, segs, false});
+  k_->host().schedule(wire_done + path.latency_ns + p_.client_rx_ns, Prio::kWire, this, kClientArrive,
+                      static_cast<std::uint64_t>(f.host));
+}
+
+void RpcServer::client_receive(const Train& tr) {
+  Flow& f = flows_[static_cast<std::size_t>(tr.sock)];
+  const Nanos now = k_->now();
+  if (tr.segs >= 2) client_send(f.host, Train{tr.sock, 0, 1, true}, now);
+  f.resp_got += tr.bytes;
+  while (!f.waiting.empty() && f.resp_got >= static_cast<std::int64_t>(f.waiting.front().response_size)) {
+    const Request r = f.waiting.front();
+    f.waiting.pop_front();
+    f.resp_got -= r.response_size;
+    ++completed_;
+    if (in_window(now)) {
+      ++measured_;
+      hist_.record(now - r.sent);
+    }
+    if (load_.kind == RpcLoad::Kind::kClosed) after_response(f);
+  }
+}
+
+void RpcServer::after_response(Flow& f) {
+  const auto think = static_cast<Nanos>(std::llround(load_.think_ns.sample(load_rng_)));
+  if (think <= 0) {
+    new_request(f, k_->now());
+  } else {
+    k_->host().schedule(k_->now() + think, Prio::kWire, this, kSend, static_cast<std::uint64_t>(f.sock));
+  }
+}
+
+void RpcServer::trace_arrival() {
+  // Every record due now leaves now (equal timestamps in file order).
+  const Nanos now = k_->now();
+  for (;;) {
+    const TraceRecord& tr = load_.trace[trace_next_];
+    Request r;
+    r.sent = now;
+    r.request_size = tr.request_size;
+    r.response_size = tr.response_size;
+    r.service_ns = tr.service_ns;
+    send_request(flows_[static_cast<std::size_t>(flow_socks_[static_cast<std::size_t>(tr.flow)])], r);
+    if (++trace_next_ == load_.trace.size()) {
+      if (!load_.repeat) return;
+      // The next pass starts one mean gap after the last request.
+      const Nanos span = load_.trace.back().t;
+      const Nanos gap = load_.trace.size() > 1 ? span / static_cast<Nanos>(load_.trace.size() - 1) : 1000;
+      trace_base_ += static_cast<Nanos>(std::llround(static_cast<double>(span + std::max<Nanos>(gap, 1)) /
+                                                     load_.rate_scale));
+      trace_next_ = 0;
+    }
+    const Nanos at = trace_base_ + static_cast<Nanos>(std::llround(
+                                       static_cast<double>(load_.trace[trace_next_].t) / load_.rate_scale));
+    if (at > now) {
+      k_->host().schedule(at, Prio::kWire, this, kTraceArrival, 0);
+      return;
+    }
+  }
+}
+
+void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
+  switch (kind) {
+    case kStart:
+    case kSend:
+      new_request(flows_[arg], k_->now());
+      break;
+    case kOpenArrival: {
+      const int sock = flow_socks_[load_rng_.uniform_int(flow_socks_.size())];
+      new_request(flows_[static_cast<std::size_t>(sock)], k_->now());
+      const auto gap = static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(load_rng_) * load_.gap_scale));
+      k_->host().schedule(k_->now() + gap, Prio::kWire, this, kOpenArrival, 0);
+      break;
+    }
+    case kTraceArrival:
+      trace_arrival();
+      break;
+    case kServerArrive: {
+      Fifo<Train>& q = to_server_[arg];
+      const Train tr = q.front();
+      q.pop_front();
+      RxEntry e;
+      e.sock = tr.sock;
+      e.segs = tr.segs;
+      e.bytes = tr.bytes;
+      e.ack_only = tr.ack_only;
+      k_->nic_rx(static_cast<int>(arg), e);
+      break;
+    }
+    case kClientArrive: {
+      Fifo<Train>& q = to_client_[arg];
+      const Train tr = q.front();
+      q.pop_front();
+      client_receive(tr);
+      break;
+    }
+    case kRetransmit: {
+      const Train tr = retransmits_.front();
+      retransmits_.pop_front();
+      ++retransmitted_;
+      client_send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
+      break;
+    }
+    case kWorkerWake: {
+      // hrtimer_wakeup() -> wake_up_process() on the CPU the sleeper armed the timer on.
+      Task& t = *k_->tasks()[arg];
+      Cpu& c = k_->cpu(t.cpu);
+      k_->update_exec(c);
+      k_->try_to_wake_up(t, c.id);
+      k_->dispatch(c);
+      break;
+    }
+    default:
+      NAPISIM_ASSERT(false, "unknown rpc workload event");
+  }
+}
+
+void RpcServer::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
+  drops_ += segs;
+  if (bytes == 0) return;  // lost pure ACKs are not retransmitted
+  retransmits_.push_back(Train{sock, bytes, segs, false});
+  k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, 0);
+}
+
+void RpcServer::report(Json& summary, Json& workload) const {
+  const double secs = to_seconds(window_end_ - window_begin_);
+  summary["transactions"] = measured_;
+  summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
+  summary["offered_rps"] = secs > 0 ? static_cast<double>(sent_in_window_) / secs : 0.0;
+  Json lat;
+  lat["count"] = hist_.count();
+  lat["min"] = hist_.min();
+  lat["max"] = hist_.max();
+  lat["mean"] = hist_.mean();
+  lat["stddev"] = hist_.stddev();
+  std::vector<double> ps = {50, 90, 95, 99, 99.9, 99.99};
+  for (double p : p_.percentiles)
+    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+  std::sort(ps.begin(), ps.end());
+  for (double p : ps) lat[pct_key(p)] = hist_.percentile(p);
+  summary["latency_ns"] = lat;
+  // Kicinski's "App Overld": share of requests that waited in the application past the threshold.
+  summary["app_overload_pct"] = started_ > 0 ? 100.0 * static_cast<double>(overloaded_) / static_cast<double>(started_) : 0.0;
+  Json app;
+  app["overload_threshold_us"] = p_.overload_threshold_us;
+  app["requests_started"] = started_;
+  app["requests_overloaded"] = overloaded_;
+  app["requests_blocked"] = blocked_;
+  app["queue_ns"] = summarize(queue_hist_, {50, 99, 99.9});
+  app["service_ns"] = summarize(service_hist_, {50, 99, 99.9});
+  summary["app"] = app;
+  workload["type"] = type_;
+  workload["num_flows"] = load_.num_flows;
+  workload["num_threads"] = p_.num_threads;
+  workload["buffer_size"] = p_.buffer_size;
+  workload["maxevents"] = p_.maxevents;
+  workload["percentiles"] = p_.percentiles;
+  workload["pin_cpu"] = p_.pin_cpu;
+  describe(workload);
+}
+
+Json RpcServer::conservation() const {
+  std::uint64_t in_flight = 0;
+  for (const Flow& f : flows_) in_flight += f.waiting.size();
+  return Json{{"sent", sent_},
+              {"answered", completed_},
+              {"in_flight", in_flight},
+              {"ring_drop_segments", drops_},
+              {"retransmitted_trains", retransmitted_}};
+}
+
+}  // namespace napisim

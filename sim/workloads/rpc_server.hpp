@@ -1,0 +1,208 @@
+// napisim: the request/response engine shared by the `app` and `trace` workloads.
+//
+// Server: worker threads, each with its own epoll loop over the flows SO_REUSEPORT gives it (as
+// neper rr.c, google/neper @ ea5890f), that per request: recv() the request, spend user-mode CPU
+// drawn from `service_ns` (the application's work), optionally block off-CPU for `block_ns` with
+// probability `block_probability` (a disk read: the thread sleeps in TASK_INTERRUPTIBLE until a
+// timer wakes it, as hrtimer_nanosleep()/schedule_hrtimeout() do; its CPU is free meanwhile), then
+// send() the response. Requests on one connection are framed in order (TCP is a byte stream), so
+// several pipelined requests may arrive in one recv() and are served one after another.
+//
+// Application queueing and overload. A request becomes readable when the skb carrying its last
+// byte is queued to the socket (tcp_data_queue(); the time SO_TIMESTAMPING-style receive stamps
+// record, Socket::rx_stamps). Its application queueing delay runs from then to the moment a worker
+// starts its service; it includes the wait for epoll_wait() to return, the recv() and the service
+// of requests ahead of it. A request is counted as *overloaded* when that delay exceeds
+// `overload_threshold_us`; `app_overload_pct` is the share of requests whose service started in
+// the measurement window that were. This is our reading of the "App Overld" column of Jakub
+// Kicinski's 2020 table (validation-targets.md 2; what Facebook's service measures is not public):
+// servers built on folly/Thrift flag overload when requests wait in the server's queue longer than
+// a target delay (folly::Codel, target 5 ms per 100 ms interval). The default threshold, 1 ms, is
+// the scale at which a request has waited through more than a CFS scheduling slice (3 ms latency /
+// 0.75 ms minimum granularity) rather than behind a softirq run (up to 2 ms by MAX_SOFTIRQ_TIME,
+// typically tens of µs); scenarios state their own threshold.
+//
+// Client: an idealised load generator (no client kernel): closed loop per flow (send, wait for the
+// whole response, optional think time, send again; neper tcp_rr with -D), open loop (requests leave
+// at generated times whatever the responses; mutilate/wrk2 style), or a trace's times. Latency is
+// the client RTT from just before the first send() to the recv() that completes the response;
+// each response is handled at its arrival time (one event per response train), so a client's
+// transmissions are always in time order on its port.
+#pragma once
+
+#include <vector>
+
+#include "sim/core/fifo.hpp"
+#include "sim/params/fields.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace napisim {
+
+/// Parameters of the server side and the idealised client stack, shared by `app` and `trace`.
+struct RpcServerParams {
+  std::int64_t num_threads = 8;
+  std::string server_cpus = "";
+  bool pin_cpu = false;
+  std::int64_t server_nice = 0;
+  std::int64_t buffer_size = 65536;
+  std::int64_t maxevents = 1000;
+  std::string flow_steering = "reuseport";
+  Json service_ns = Json{{"type", "exponential"}, {"mean", 10000}};
+  double block_probability = 0.0;
+  Json block_ns = Json{{"type", "constant"}, {"value", 100000}};
+  std::int64_t overload_threshold_us = 1000;
+  std::int64_t client_tx_ns = 3000;
+  std::int64_t client_rx_ns = 3000;
+  std::int64_t rto_ns = 200000000;
+  std::vector<double> percentiles = {50, 90, 99, 99.9};
+
+  template <class V>
+  static void fields(V& v) {
+    v("num_threads", &RpcServerParams::num_threads, "threads", "Server worker threads (one epoll loop each)",
+      Range{1, 4096});
+    v("server_cpus", &RpcServerParams::server_cpus, "cpulist", "CPUs the workers may run on (\"\" = all CPUs)");
+    v("pin_cpu", &RpcServerParams::pin_cpu, "", "Pin worker i to the i-th allowed CPU");
+    v("server_nice", &RpcServerParams::server_nice, "", "Nice value of the workers", Range{-20, 19});
+    v("buffer_size", &RpcServerParams::buffer_size, "bytes", "Max bytes per send()/recv() call", Range{1, 1e9});
+    v("maxevents", &RpcServerParams::maxevents, "events", "epoll_wait maxevents", Range{1, 1e6});
+    v("flow_steering", &RpcServerParams::flow_steering, "",
+      "Flow to worker: reuseport (SO_REUSEPORT hash) or rx_queue (worker = RX queue mod workers)",
+      Choices{"reuseport", "rx_queue"});
+    v("service_ns", &RpcServerParams::service_ns, "ns",
+      "User-mode CPU per request: a distribution (number, or {type: constant|uniform|exponential|normal|"
+      "lognormal|pareto|empirical, ...}; lognormal takes the arithmetic mean and stddev = cv x mean)");
+    v("block_probability", &RpcServerParams::block_probability, "",
+      "Probability that a request blocks off-CPU after its service (e.g. a disk read)", Range{0, 1});
+    v("block_ns", &RpcServerParams::block_ns, "ns", "Off-CPU time of a blocking request: a distribution");
+    v("overload_threshold_us", &RpcServerParams::overload_threshold_us, "us",
+      "A request is overloaded when it waited longer than this from readable to start of service",
+      Range{0, 1e9});
+    v("client_tx_ns", &RpcServerParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
+    v("client_rx_ns", &RpcServerParams::client_rx_ns, "ns", "Idealised client: wire to recv() return",
+      Range{0, 1e9});
+    v("rto_ns", &RpcServerParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
+      Range{1000, 1e10});
+    v("percentiles", &RpcServerParams::percentiles, "%", "Latency percentiles to print", Range{0, 100});
+  }
+  bool operator==(const RpcServerParams&) const = default;
+};
+
+/// One request of a trace: when it leaves the client, on which connection, its sizes and
+/// (optionally) its service CPU time.
+struct TraceRecord {
+  Nanos t = 0;                 // relative to the trace's first request
+  std::int32_t flow = 0;       // dense connection index
+  std::uint32_t request_size = 1, response_size = 1;
+  std::int64_t service_ns = -1;  // -1: drawn from service_ns
+};
+
+/// How the client offers load.
+struct RpcLoad {
+  enum class Kind { kClosed, kOpen, kTrace };
+  Kind kind = Kind::kClosed;
+  std::int64_t num_flows = 1;
+  Distribution think_ns;        // closed: gap between a response and the next request of the flow
+  Distribution interarrival_ns; // open: gap between requests (all flows together)
+  double gap_scale = 1.0;       // open: multiplies interarrival samples (rate scaling)
+  Distribution request_size, response_size;  // bytes (app)
+  std::vector<TraceRecord> trace;            // trace
+  double rate_scale = 1.0;                   // trace: gaps divided by this
+  bool repeat = false;                       // trace: start over when it ends
+};
+
+class RpcServer : public Workload, public EventSink, public WirePeer {
+ public:
+  RpcServer(const RpcServerParams& p, RpcLoad load, std::string type, const std::string& path);
+  void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
+  void start() override;
+  void set_window(Nanos begin, Nanos end) override {
+    window_begin_ = begin;
+    window_end_ = end;
+  }
+  void begin_measurement() override {}
+  void end_measurement() override {}
+  std::uint64_t completed() const override { return completed_; }
+  void report(Json& summary, Json& workload) const override;
+  Json conservation() const override;
+  const Histogram* latency_histogram() const override { return &hist_; }
+
+  void on_event(std::uint32_t kind, std::uint64_t arg) override;
+  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
+
+  /// Tests: every request's client send time is appended here (null: not recorded).
+  void set_send_log(std::vector<Nanos>* log) { send_log_ = log; }
+  const Histogram& queue_histogram() const { return queue_hist_; }
+  const Histogram& service_histogram() const { return service_hist_; }
+  std::uint64_t overloaded() const { return overloaded_; }
+  std::uint64_t sent() const { return sent_; }
+
+ protected:
+  /// Adds the workload's own description fields (the subclass's parameters).
+  virtual void describe(Json& workload) const = 0;
+
+ private:
+  struct Request {
+    Nanos sent = 0;
+    std::int64_t service_ns = -1;
+    std::uint32_t request_size = 1, response_size = 1;
+  };
+  struct Flow {
+    int sock = -1;
+    int host = 0;
+    int thread = 0;
+    Fifo<Request> unread{4};     // server side: sent, not yet read whole by a worker (TCP order)
+    Fifo<Request> waiting{4};    // client side: sent, response not yet complete
+    std::int64_t srv_got = 0;    // bytes read by the server beyond the requests already framed
+    std::int64_t srv_end = 0;    // stream offset of the end of the last framed request
+    std::int64_t resp_got = 0;   // client: response bytes received for waiting.front()
+  };
+  struct Train {
+    int sock;
+    std::uint32_t bytes, segs;
+    bool ack_only;
+  };
+  struct Worker {
+    Task* task = nullptr;
+    Epoll* ep = nullptr;
+    WaitQueue sleep;            // off-CPU block
+    Rng rng{0};                 // service and block draws
+  };
+  enum Kind : std::uint32_t {
+    kStart = 1, kServerArrive = 2, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
+    kTraceArrival = 7, kWorkerWake = 8
+  };
+  Proc<void> worker(Worker& w);
+  void send_request(Flow& f, const Request& r);
+  void new_request(Flow& f, Nanos at);  // app: draw sizes
+  void client_send(int host, const Train& tr, Nanos depart);
+  void client_receive(const Train& tr);
+  void after_response(Flow& f);
+  void trace_arrival();
+  bool in_window(Nanos t) const { return t >= window_begin_ && t < window_end_; }
+
+  RpcServerParams p_;
+  RpcLoad load_;
+  std::string type_;
+  Distribution service_, block_;
+  Kernel* k_ = nullptr;
+  std::vector<ClientPath> paths_;
+  std::vector<Port> client_ports_;
+  std::vector<Flow> flows_;                 // indexed by socket id
+  std::vector<int> flow_socks_;             // flow index -> socket id
+  std::vector<std::unique_ptr<Worker>> workers_;
+  Rng load_rng_{0};
+  std::vector<Fifo<Train>> to_server_;      // per server NIC, in arrival order (the ingress port is FIFO)
+  std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
+  Fifo<Train> retransmits_{16};
+  std::size_t trace_next_ = 0;
+  Nanos trace_base_ = 0;                    // start of the current pass over the trace
+  std::vector<Nanos>* send_log_ = nullptr;
+  Nanos window_begin_ = 0, window_end_ = kNever;
+  std::uint64_t sent_ = 0, completed_ = 0, measured_ = 0, sent_in_window_ = 0;
+  std::uint64_t started_ = 0, overloaded_ = 0, blocked_ = 0;
+  std::uint64_t drops_ = 0, retransmitted_ = 0;
+  Histogram hist_, queue_hist_, service_hist_;
+};
+
+}  // namespace napisim

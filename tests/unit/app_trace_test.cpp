@@ -1,0 +1,325 @@
+// The `app` and `trace` workloads (sim/workloads/{rpc_server,app,trace}.hpp) through the whole
+// simulator (Simulation driven standalone): the M/M/1 closed form with every cost at zero, open
+// vs closed loop under saturation, application overload on a hand-computed case, off-CPU blocking
+// freeing the CPU, exact trace replay (CSV and neper --log-rtt), bad trace files, trace-gen.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/workloads/rpc_server.hpp"
+#include "sim/workloads/trace.hpp"
+
+namespace napisim {
+namespace {
+
+/// One CPU, one NIC queue, an interrupt per packet, a 0-latency 10 Tb/s link, an idealised client
+/// with no stack delay, and every CPU cost of the kernel model at zero (cost_cv too): what is
+/// left is the application's service time.
+Json zero_cost_scenario(const Json& workload) {
+  Json costs = params_to_json(CostParams{});
+  for (auto it = costs.begin(); it != costs.end(); ++it) it.value() = 0;
+  Json doc = {
+      {"seed", 1},
+      {"warmup_s", 0.0},
+      {"duration_s", 0.01},
+      {"topology", {{"numa_nodes", 1}, {"llcs_per_node", 1}, {"cores_per_llc", 1}, {"threads_per_core", 1}}},
+      {"nics", Json::array({{{"queues", 1}, {"rx_usecs", 0}, {"rx_frames", 1}, {"speed_gbps", 1e4}, {"irq_affinity", "0"}}})},
+      {"platform", {{"clients", Json::array({{{"name", "c"}, {"link_gbps", 1e4}, {"link_latency_ns", 0}}})}}},
+      {"costs", costs},
+      {"workload", workload}};
+  doc["workload"]["params"]["client_tx_ns"] = 0;
+  doc["workload"]["params"]["client_rx_ns"] = 0;
+  return doc;
+}
+
+struct SimRun {
+  std::unique_ptr<Simulation> sim;
+  Json r;
+  const Json& summary() const { return r["summary"]; }
+  double lat(const char* k) const { return r["summary"]["latency_ns"][k].get<double>(); }
+};
+
+SimRun run(const Json& doc, std::vector<Nanos>* send_log = nullptr, const std::string& base_dir = ".") {
+  const Scenario s = parse_scenario(doc, base_dir);
+  std::vector<ClientPath> paths;
+  for (const ClientSpec& c : s.platform.clients) {
+    ClientPath p;
+    p.name = c.name;
+    p.latency_ns = c.link_latency_ns;
+    p.bandwidth_gbps = c.link_gbps;
+    p.nic = static_cast<int>(c.nic);
+    paths.push_back(p);
+  }
+  SimRun out;
+  out.sim = std::make_unique<Simulation>(s, paths);
+  if (send_log) dynamic_cast<RpcServer&>(out.sim->workload()).set_send_log(send_log);
+  out.sim->run_standalone();
+  out.r = out.sim->result(Json::object());
+  const Json& c = out.r["conservation"];
+  EXPECT_EQ(c["sent"].get<std::uint64_t>(), c["answered"].get<std::uint64_t>() + c["in_flight"].get<std::uint64_t>());
+  return out;
+}
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("napisim_app_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// ---- M/M/1 through the whole simulator ----
+
+TEST(AppTest, MM1SojournMatchesClosedFormWithZeroCosts) {
+  // lambda = 50k/s, mu = 100k/s (mean service 10 us): sojourn ~ Exp(mu - lambda), FCFS on one
+  // connection. Mean 1/(mu - lambda) = 20 us, p99 = ln(100)/(mu - lambda) = 92.1 us.
+  const double lambda = 50000, mu = 100000;
+  Json doc = zero_cost_scenario({{"type", "app"},
+                                 {"params",
+                                  {{"load", "open"},
+                                   {"rate_rps", lambda},
+                                   {"num_flows", 1},
+                                   {"num_threads", 1},
+                                   {"request_size", 64},
+                                   {"response_size", 64},
+                                   {"service_ns", {{"type", "exponential"}, {"mean", 1e9 / mu}}}}}});
+  doc["warmup_s"] = 0.1;
+  doc["duration_s"] = 6.0;
+  const SimRun r = run(doc);
+  const double mean = 1e9 / (mu - lambda), p99 = std::log(100.0) * 1e9 / (mu - lambda);
+  EXPECT_NEAR(r.lat("mean"), mean, 0.03 * mean);
+  EXPECT_NEAR(r.lat("p99"), p99, 0.03 * p99);
+  // The server saw the same: queueing + service = sojourn (no hidden delay outside the worker).
+  const Json& app = r.summary()["app"];
+  EXPECT_NEAR(app["queue_ns"]["mean"].get<double>() + app["service_ns"]["mean"].get<double>(), r.lat("mean"),
+              0.005 * mean);
+  EXPECT_NEAR(r.summary()["throughput"].get<double>(), lambda, 0.02 * lambda);
+  std::printf("M/M/1: mean %.0f ns (closed form %.0f), p99 %.0f ns (closed form %.0f), %.0f requests\n",
+              r.lat("mean"), mean, r.lat("p99"), p99, r.summary()["transactions"].get<double>());
+}
+
+// ---- open vs closed loop ----
+
+Json saturating(const std::string& load, double duration_s) {
+  // 1 CPU, constant 10 us service (capacity 100k/s); open loop offers 150k/s.
+  Json doc = zero_cost_scenario({{"type", "app"},
+                                 {"params",
+                                  {{"load", load},
+                                   {"rate_rps", 150000},
+                                   {"num_flows", 8},
+                                   {"num_threads", 1},
+                                   {"service_ns", 10000}}}});
+  doc["duration_s"] = duration_s;
+  return doc;
+}
+
+TEST(AppTest, OpenLoopKeepsOfferingLoadAndQueuesGrow) {
+  const SimRun a = run(saturating("open", 0.02)), b = run(saturating("open", 0.04));
+  for (const SimRun* r : {&a, &b}) {
+    EXPECT_NEAR(r->summary()["offered_rps"].get<double>(), 150000, 0.05 * 150000);
+    EXPECT_NEAR(r->summary()["throughput"].get<double>(), 100000, 0.03 * 100000);
+  }
+  // The backlog grows by ~50k requests/s: latency grows with time, sent keeps rising.
+  EXPECT_GT(b.r["conservation"]["in_flight"].get<double>(), 1.7 * a.r["conservation"]["in_flight"].get<double>());
+  EXPECT_GT(a.r["conservation"]["in_flight"].get<double>(), 0.8 * 50000 * 0.02);
+  EXPECT_GT(b.lat("p50"), 1.7 * a.lat("p50"));
+  EXPECT_GT(b.r["conservation"]["sent"].get<double>(), 1.9 * a.r["conservation"]["sent"].get<double>());
+}
+
+TEST(AppTest, ClosedLoopDoesNotQueueBeyondItsFlows) {
+  const SimRun a = run(saturating("closed", 0.02)), b = run(saturating("closed", 0.04));
+  for (const SimRun* r : {&a, &b}) {
+    EXPECT_LE(r->r["conservation"]["in_flight"].get<double>(), 8);
+    EXPECT_NEAR(r->summary()["throughput"].get<double>(), 100000, 0.03 * 100000);
+    EXPECT_NEAR(r->lat("p50"), 8 * 10000, 0.05 * 8 * 10000);  // 8 flows share the one worker
+  }
+  EXPECT_NEAR(b.lat("p50"), a.lat("p50"), 0.02 * a.lat("p50"));
+}
+
+// ---- application overload ----
+
+TEST(AppTest, OverloadCountsRequestsThatWaitedPastTheThreshold) {
+  // Three requests at t = 0 on one connection, 100 us of service each: they wait 0, 100 and
+  // 200 us from readable to start of service. With a 150 us threshold one of three is overloaded.
+  const std::string f = temp_file("three.csv", "timestamp,flow,service_ns\n0,7,100000\n0,7,100000\n0,7,100000\n");
+  Json doc = zero_cost_scenario(
+      {{"type", "trace"}, {"params", {{"file", f}, {"num_threads", 1}, {"overload_threshold_us", 150}}}});
+  const SimRun r = run(doc);
+  const Json& app = r.summary()["app"];
+  EXPECT_EQ(app["requests_started"].get<int>(), 3);
+  EXPECT_EQ(app["requests_overloaded"].get<int>(), 1);
+  EXPECT_NEAR(r.summary()["app_overload_pct"].get<double>(), 100.0 / 3, 1e-9);
+  EXPECT_NEAR(app["queue_ns"]["max"].get<double>(), 200000, 2000);
+  EXPECT_NEAR(app["queue_ns"]["mean"].get<double>(), 100000, 1000);
+  EXPECT_NEAR(r.lat("max"), 300000, 3000);
+}
+
+// ---- off-CPU blocking ----
+
+Json blocking(int threads) {
+  Json doc = zero_cost_scenario({{"type", "app"},
+                                 {"params",
+                                  {{"load", "closed"},
+                                   {"num_flows", 64},
+                                   {"num_threads", threads},
+                                   {"flow_steering", "rx_queue"},
+                                   {"service_ns", 10000},
+                                   {"block_probability", 1.0},
+                                   {"block_ns", 90000}}}});
+  doc["nics"][0]["queues"] = 2;  // flows split over the two workers by RX queue
+  doc["duration_s"] = 0.05;
+  return doc;
+}
+
+TEST(AppTest, BlockingOffCpuReleasesTheCpu) {
+  // One worker: 10 us on CPU then 90 us asleep per request -> 10k/s at 10% CPU (not 100%: the
+  // thread sleeps, it does not spin). Two workers on the same CPU overlap: one runs while the
+  // other sleeps -> 20k/s at 20%.
+  const SimRun one = run(blocking(1)), two = run(blocking(2));
+  EXPECT_NEAR(one.summary()["throughput"].get<double>(), 10000, 300);
+  EXPECT_NEAR(one.summary()["cpu"]["busy_pct"].get<double>(), 10, 1);
+  EXPECT_NEAR(two.summary()["throughput"].get<double>(), 20000, 600);
+  EXPECT_NEAR(two.summary()["cpu"]["busy_pct"].get<double>(), 20, 2);
+  EXPECT_GT(one.summary()["app"]["requests_blocked"].get<double>(), 400);
+}
+
+// ---- trace replay ----
+
+TEST(TraceTest, ReplaysArrivalTimesExactlyScaled) {
+  const std::vector<double> ts = {12.5, 12.5000013, 12.500002, 12.5001, 12.5001, 12.5017777, 12.51};
+  std::string csv = "# comment\ntimestamp flow request_size response_size\n";
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%.7f %zu %d %d\n", ts[i], i % 3, 100 + static_cast<int>(i), 2000);
+    csv += line;
+  }
+  const std::string f = temp_file("times.csv", csv);
+  Json doc = zero_cost_scenario({{"type", "trace"}, {"params", {{"file", f}, {"rate_scale", 2.5}}}});
+  std::vector<Nanos> sends;
+  const SimRun r = run(doc, &sends);
+  ASSERT_EQ(sends.size(), ts.size());
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const Nanos rel = std::llround(ts[i] * 1e9) - std::llround(ts[0] * 1e9);
+    EXPECT_EQ(sends[i], std::llround(static_cast<double>(rel) / 2.5)) << "request " << i;
+  }
+  EXPECT_EQ(r.r["conservation"]["answered"].get<std::size_t>(), ts.size());
+  EXPECT_EQ(r.r["workload"]["num_flows"].get<int>(), 3);
+}
+
+TEST(TraceTest, RepeatStartsTheTraceOver) {
+  const std::string f = temp_file("rep.csv", "timestamp,flow\n0,0\n0.001,0\n0.002,1\n");
+  Json doc = zero_cost_scenario({{"type", "trace"}, {"params", {{"file", f}, {"repeat", true}}}});
+  std::vector<Nanos> sends;
+  (void)run(doc, &sends);  // 10 ms: passes start every 3 ms (span 2 ms + one mean gap of 1 ms)
+  ASSERT_GE(sends.size(), 9u);
+  EXPECT_EQ(sends[3], 3000000);
+  EXPECT_EQ(sends[5], 5000000);
+  EXPECT_EQ(sends[6], 6000000);
+}
+
+TEST(TraceTest, ReadsNeperLogRttAsArrivals) {
+  // neper logs completions: the request left at timestamp - rtt; (thread, flow) is a connection.
+  const std::string f = temp_file("rtt_samples.txt",
+                                  "      timestamp  thread_id    flow_id          rtt\n"
+                                  "    0.000100000          0          0  0.000050000\n"
+                                  "    0.000120000          1          0  0.000100000\n"
+                                  "    0.000300000          0          0  0.000050000\n");
+  TraceParams p;
+  p.file = f;
+  std::int64_t flows = 0;
+  const auto recs = load_trace(p, "/w", &flows);
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(flows, 2);
+  EXPECT_EQ(recs[0].t, 0);       // 120 - 100 = 20 us: first
+  EXPECT_EQ(recs[0].flow, 1);    // (thread 1, flow 0) was seen second
+  EXPECT_EQ(recs[1].t, 30000);   // 100 - 50 = 50 us
+  EXPECT_EQ(recs[2].t, 230000);  // 300 - 50 = 250 us
+  EXPECT_EQ(recs[2].request_size, 1024u);
+}
+
+std::string trace_error(const std::string& text, const std::string& format = "auto") {
+  TraceParams p;
+  p.file = temp_file("bad.csv", text);
+  p.format = format;
+  std::int64_t flows = 0;
+  try {
+    (void)load_trace(p, "/workload/params", &flows);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_CONTAINS(s, part) EXPECT_NE((s).find(part), std::string::npos) << "message: " << (s)
+
+TEST(TraceTest, BadTraceFilesNameTheLineAndColumn) {
+  std::string e = trace_error("timestamp,flow\n0,1\n0.5,x\n");
+  EXPECT_CONTAINS(e, "/workload/params/file");
+  EXPECT_CONTAINS(e, "line 3, column 2 (flow)");
+  EXPECT_CONTAINS(e, "expected a number, got 'x'");
+  EXPECT_CONTAINS(trace_error("timestamp,flow\n1,1\n0.5,1\n"), "line 3, column 1 (timestamp): expected timestamps in non-decreasing order");
+  EXPECT_CONTAINS(trace_error("timestamp,flow,request_size\n1,1,0\n"), "line 2, column 3 (request_size): expected an integer");
+  EXPECT_CONTAINS(trace_error("timestamp,flow\n1,1,5\n"), "line 2: expected 2 columns, got 3");
+  EXPECT_CONTAINS(trace_error("timestamp,bogus\n"), "line 1, column 2: unknown column 'bogus'");
+  EXPECT_CONTAINS(trace_error("0.1,1\n"), "expected a header line");
+  EXPECT_CONTAINS(trace_error("flow\n1\n"), "expected a timestamp column");
+  EXPECT_CONTAINS(trace_error("timestamp\n"), "expected at least one request");
+  EXPECT_CONTAINS(trace_error("timestamp,flow\n0,1\n", "neper"), "expected neper's --log-rtt header");
+  EXPECT_CONTAINS(trace_error("timestamp,flow\n-1,1\n"), "line 2, column 1 (timestamp): expected seconds");
+  // Through the scenario: a missing file, relative to the scenario's directory.
+  Json doc = zero_cost_scenario({{"type", "trace"}, {"params", {{"file", "no/such.csv"}}}});
+  try {
+    (void)parse_scenario(doc, "/nonexistent_dir");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& ce) {
+    EXPECT_CONTAINS(std::string(ce.what()), "/workload/params/file");
+    EXPECT_CONTAINS(std::string(ce.what()), "/nonexistent_dir/no/such.csv");
+  }
+}
+
+TEST(TraceTest, RelativeFileResolvesAgainstTheScenarioDirectory) {
+  const std::string f = temp_file("rel.csv", "timestamp\n0\n");
+  const std::string dir = std::filesystem::path(f).parent_path().string();
+  Json doc = zero_cost_scenario({{"type", "trace"}, {"params", {{"file", "rel.csv"}}}});
+  const Scenario s = parse_scenario(doc, dir);
+  EXPECT_EQ(s.workload.params["file"].get<std::string>(), f);
+}
+
+// ---- trace-gen ----
+
+TEST(TraceGenTest, PoissonTraceHasTheRequestedRateAndReplays) {
+  const std::string csv = generate_trace_csv(
+      {{"duration_s", 0.5}, {"rate_rps", 20000}, {"flows", 4}, {"service_ns", 5000}, {"seed", 3}});
+  EXPECT_EQ(csv, generate_trace_csv({{"duration_s", 0.5}, {"rate_rps", 20000}, {"flows", 4}, {"service_ns", 5000}, {"seed", 3}}));
+  const std::string f = temp_file("gen.csv", csv);
+  TraceParams p;
+  p.file = f;
+  std::int64_t flows = 0;
+  const auto recs = load_trace(p, "/w", &flows);
+  EXPECT_NEAR(static_cast<double>(recs.size()), 10000, 4 * std::sqrt(10000.0));
+  EXPECT_EQ(flows, 4);
+  EXPECT_EQ(recs[5].service_ns, 5000);
+  // Lognormal inter-arrivals with cv 2 keep the mean rate.
+  const std::string ln = generate_trace_csv(
+      {{"duration_s", 1.0}, {"rate_rps", 20000}, {"interarrival", {{"type", "lognormal"}, {"mean", 1}, {"stddev", 2}}}});
+  const auto lines = static_cast<double>(std::count(ln.begin(), ln.end(), '\n') - 1);
+  EXPECT_NEAR(lines, 20000, 0.05 * 20000);
+  try {
+    (void)generate_trace_csv({{"rate_rps", -1}});
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_CONTAINS(std::string(e.what()), "/rate_rps");
+  }
+}
+
+}  // namespace
+}  // namespace napisim
