@@ -265,6 +265,25 @@ assert r["conservation"]["sent"] == int(sys.argv[2]), (r["conservation"], sys.ar
 PYEOF
     expect_bad_input '/rate_rps' "$napisim" trace-gen '{"rate_rps": 0}'
     ;;
+  calibrate_dry_run)
+    # napisim calibrate --dry-run: residuals of the defaults on a tiny targets file, one relative point.
+    cat > t.json <<JSON
+{"seeds": [1, 2], "sets": {"warmup_s": 0.005, "duration_s": 0.02},
+ "params": {"rx_skb_ns": {"min": 100, "max": 3000}},
+ "targets": [
+  {"name": "qs p50", "scenario": "$src/scenarios/quickstart.json", "metric": "latency_p50", "measured": 50000},
+  {"name": "qs flows", "scenario": "$src/scenarios/quickstart.json", "metric": "throughput", "measured": 0.5,
+   "baseline": {"scenario": "$src/scenarios/quickstart.json", "overrides": {"workload.params.num_flows": 8}}}]}
+JSON
+    expect_rc 0 "$napisim" calibrate t.json --dry-run -j 2
+    grep -q '^  qs p50 ' cmd.out || fail "no row for the point"
+    grep -q 'weighted residual sum w\*e^2: fitted points [0-9.]*' cmd.out || fail "no weighted residual"
+    [ ! -e fitted_costs.json ] || fail "a dry run wrote a parameter file"
+    expect_bad_input '/params/rx_skb_nss: unknown cost parameter' "$napisim" calibrate <(sed 's/rx_skb_ns"/rx_skb_nss"/' t.json) --dry-run
+    # A metric missing from the results is found at the first evaluation (after the header line).
+    expect_rc 2 "$napisim" calibrate <(sed 's/latency_p50/latency_p42/' t.json) --dry-run -j 1
+    grep -q '^napisim: error: /targets/0/metric: no numeric summary value "latency_p42"' cmd.err || fail "metric error"
+    ;;
   validate_bad)
     printf '{"nics": [{"queues": 0}]}\n' > bad.json
     expect_bad_input '/nics/0/queues: expected integer in [1, 1024], got 0' "$napisim" validate bad.json

@@ -1,0 +1,499 @@
+"""Validation against the published comparisons (shared/reference/validation-targets.md, kernel-napi.md).
+
+The datasets are data (validation/datasets.json in the source tree): for each, the published
+table, the scenarios and overrides that produce napisim's version of it, and the published
+*directions* (which configuration wins which metric). This module runs them (napisim.sweep: one
+process per run, cached, parallel), summarises each cell over seeds as mean ± 95% CI (Student t),
+calls a direction only when the intervals separate, and writes VALIDATION.md with one PNG per
+dataset. A dataset row whose scenario file does not exist (yet) is reported as "scenario missing",
+and its directions as ✗; it starts working as soon as the file lands.
+
+    python3 -m napisim.validation [--quick] [--seeds 1,2,3] [--include calibration/fitted_costs.json]
+
+Direction kinds (row `a` compared with row `b` on one column):
+  lower / higher   a's CI lies entirely below / above b's CI
+  similar          |mean_a / mean_b - 1| <= tolerance (a published "no mode wins")
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from . import _core
+
+# Student t 0.975 quantiles for 1..10 degrees of freedom.
+_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
+
+QUICK_OVERRIDES = {"warmup_s": 0.02, "duration_s": 0.05}
+QUICK_SEEDS = [1, 2, 3]
+FULL_SEEDS = [1, 2, 3, 4, 5]
+
+
+def source_dir() -> Path:
+    p = _core._paths()
+    if p is not None:
+        return Path(p.SOURCE_DIR)
+    return Path(__file__).resolve().parents[2]
+
+
+def datasets_file() -> Path:
+    return source_dir() / "validation" / "datasets.json"
+
+
+def load_datasets(path: Optional[os.PathLike] = None) -> list[dict]:
+    with open(path or datasets_file(), encoding="utf-8") as f:
+        doc = json.load(f)
+    return doc["datasets"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Statistics
+
+
+@dataclass
+class Stat:
+    mean: float
+    ci: float  # half-width of the 95% interval (0 with one seed)
+    n: int
+
+    @property
+    def lo(self) -> float:
+        return self.mean - self.ci
+
+    @property
+    def hi(self) -> float:
+        return self.mean + self.ci
+
+
+def stat(xs: list[float]) -> Optional[Stat]:
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    if not xs:
+        return None
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return Stat(m, 0.0, n)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
+    return Stat(m, t * sd / math.sqrt(n), n)
+
+
+def metric_value(summary: dict, path: str) -> Optional[float]:
+    """A summary value by dotted path; keys containing dots ("p99.9") are matched whole."""
+    cur: Any = summary
+    rest = path
+    while True:
+        if not isinstance(cur, dict):
+            return None
+        if rest in cur:
+            cur = cur[rest]
+            break
+        for i in range(len(rest) - 1, 0, -1):
+            if rest[i] == "." and rest[:i] in cur:
+                cur, rest = cur[rest[:i]], rest[i + 1:]
+                break
+        else:
+            return None
+    return float(cur) if isinstance(cur, (int, float)) and not isinstance(cur, bool) else None
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass
+class RowResult:
+    label: str
+    status: str                  # "ok", "scenario missing", "error: ..."
+    per_seed: dict = field(default_factory=dict)   # column key -> [values per seed]
+    stats: dict = field(default_factory=dict)      # column key -> Stat (absolute values)
+    costs: Optional[dict] = None
+
+
+def _run_row(row: dict, columns: list[dict], seeds: list[int], overrides: dict, workers: int,
+             cache_dir: Optional[str], progress: bool) -> RowResult:
+    from .sweep import sweep
+
+    name = row["scenario"]
+    if not _core.has_scenario(name):
+        return RowResult(row["label"], "scenario missing")
+    over = dict(overrides)
+    over.update(row.get("overrides", {}))
+    try:
+        df = sweep(name, seeds=seeds, workers=workers, overrides=over, cache_dir=cache_dir, progress=progress)
+    except (ValueError, RuntimeError) as e:
+        return RowResult(row["label"], f"error: {str(e).splitlines()[0][:200]}")
+    from .sweep import sweep_result
+
+    res = RowResult(row["label"], "ok")
+    for key in df["key"]:
+        r = sweep_result(key, cache_dir=cache_dir)
+        if res.costs is None:
+            res.costs = r.scenario.get("costs")
+        for c in columns:
+            res.per_seed.setdefault(c["key"], []).append(metric_value(r.raw.get("summary", {}), c["metric"]))
+    for c in columns:
+        res.stats[c["key"]] = stat(res.per_seed.get(c["key"], []))
+    return res
+
+
+def _relative(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optional[Stat]]]:
+    """Per row and column: the relative change vs the reference row, per seed (common random
+    numbers: seed s of a row against seed s of the reference), then mean ± CI."""
+    ref = rows.get(ds["relative_to"])
+    out: dict[str, dict[str, Optional[Stat]]] = {}
+    for label, rr in rows.items():
+        out[label] = {}
+        for c in ds["columns"]:
+            k = c["key"]
+            if rr.status != "ok" or ref is None or ref.status != "ok":
+                out[label][k] = None
+                continue
+            xs = []
+            for a, b in zip(rr.per_seed.get(k, []), ref.per_seed.get(k, [])):
+                xs.append(None if a is None or b in (None, 0) else a / b - 1.0)
+            out[label][k] = stat(xs)
+    return out
+
+
+def _values(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optional[Stat]]]:
+    """The numbers compared with the published table: relative changes (in %) for a relative
+    dataset, else absolute values in the column's unit."""
+    if ds.get("relative_to"):
+        rel = _relative(ds, rows)
+        return {r: {k: (Stat(100 * s.mean, 100 * s.ci, s.n) if s else None) for k, s in cols.items()}
+                for r, cols in rel.items()}
+    out = {}
+    for label, rr in rows.items():
+        out[label] = {}
+        for c in ds["columns"]:
+            s = rr.stats.get(c["key"]) if rr.status == "ok" else None
+            scale = c.get("scale", 1.0)
+            out[label][c["key"]] = Stat(s.mean * scale, s.ci * scale, s.n) if s else None
+    return out
+
+
+def judge(direction: dict, values: dict[str, dict[str, Optional[Stat]]], rows: dict[str, RowResult],
+          relative: bool = False) -> dict:
+    """Outcome of one direction: holds (bool), called (the intervals separate), text (what napisim
+    shows). For a relative dataset the values are already % changes vs the reference row, so the
+    difference is in percentage points (pp) and `similar` compares it with tolerance × 100 pp."""
+    a, b, col, kind = direction["a"], direction["b"], direction["column"], direction["kind"]
+    missing = [r for r in (a, b) if rows.get(r) is None or rows[r].status != "ok"]
+    if missing:
+        why = "; ".join(f"{r}: {rows[r].status if r in rows else 'no such row'}" for r in missing)
+        return {"holds": False, "text": why, "called": False}
+    sa, sb = values[a].get(col), values[b].get(col)
+    if sa is None or sb is None:
+        return {"holds": False, "text": f"no value for {col}", "called": False}
+    if relative:
+        rel = (sa.mean - sb.mean) / 100.0
+        shown = f"{sa.mean - sb.mean:+.1f} pp"
+    else:
+        rel = (sa.mean / sb.mean - 1.0) if sb.mean else float("nan")
+        shown = f"{rel:+.1%}"
+    if kind == "similar":
+        tol = direction.get("tolerance", 0.05)
+        holds = abs(rel) <= tol
+        return {"holds": holds, "called": True,
+                "text": f"{shown} ({'within' if holds else 'outside'} ±{tol:.0%})"}
+    separated_lower = sa.hi < sb.lo
+    separated_higher = sa.lo > sb.hi
+    if kind == "lower":
+        holds = separated_lower
+        called = separated_lower or separated_higher
+    elif kind == "higher":
+        holds = separated_higher
+        called = separated_lower or separated_higher
+    else:
+        raise ValueError(f"unknown direction kind {kind!r}")
+    if called:
+        text = shown + ("" if holds else " (opposite)")
+    else:
+        text = f"{shown}, intervals overlap: not called"
+    return {"holds": holds, "called": called, "text": text}
+
+
+@dataclass
+class DatasetResult:
+    dataset: dict
+    rows: dict
+    values: dict
+    directions: list
+
+
+def _row_key(row: dict, columns: list[dict]) -> str:
+    return json.dumps([row["scenario"], row.get("overrides", {}), [c["metric"] for c in columns]], sort_keys=True)
+
+
+def assemble(ds: dict, rows: dict) -> DatasetResult:
+    values = _values(ds, rows)
+    dirs = [{**d, **judge(d, values, rows, relative=bool(ds.get("relative_to")))} for d in ds.get("directions", [])]
+    return DatasetResult(ds, rows, values, dirs)
+
+
+def run_datasets(datasets: list[dict], seeds: list[int], overrides: dict, workers: int = 2,
+                 cache_dir: Optional[str] = None, progress: bool = False) -> list[DatasetResult]:
+    """Runs every row of every dataset (each distinct row once), `workers` simulations at a time:
+    rows are spread over threads, each driving a one-process napisim.sweep over the seeds."""
+    import concurrent.futures as cf
+
+    todo: dict[str, tuple[dict, list[dict]]] = {}
+    for ds in datasets:
+        for row in ds["rows"]:
+            todo.setdefault(_row_key(row, ds["columns"]), (row, ds["columns"]))
+    done: dict[str, RowResult] = {}
+    with cf.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futs = {pool.submit(_run_row, row, cols, seeds, overrides, 1, cache_dir, False): k
+                for k, (row, cols) in todo.items()}
+        for i, f in enumerate(cf.as_completed(futs), 1):
+            done[futs[f]] = f.result()
+            if progress:
+                rr = done[futs[f]]
+                print(f"  [{i}/{len(futs)}] {rr.label}: {rr.status}", file=sys.stderr)
+    out = []
+    for ds in datasets:
+        rows = {}
+        for row in ds["rows"]:
+            rr = done[_row_key(row, ds["columns"])]
+            rows[row["label"]] = RowResult(row["label"], rr.status, rr.per_seed, rr.stats, rr.costs)
+        out.append(assemble(ds, rows))
+    return out
+
+
+def run_dataset(ds: dict, seeds: list[int], overrides: dict, workers: int = 2,
+                cache_dir: Optional[str] = None, progress: bool = False) -> DatasetResult:
+    return run_datasets([ds], seeds, overrides, workers, cache_dir, progress)[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# Report
+
+
+def _fmt(v: Optional[float], digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.{digits}g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.{digits}g}K"
+    return f"{v:.{digits}g}"
+
+
+def _cell(s: Optional[Stat], relative: bool) -> str:
+    if s is None:
+        return "–"
+    if relative:
+        return f"{s.mean:+.1f}% ± {s.ci:.1f}"
+    return f"{_fmt(s.mean)} ± {_fmt(s.ci, 2)}"
+
+
+def _pub(v: Any, relative: bool) -> str:
+    if v is None:
+        return "–"
+    return f"{v:+.2f}%" if relative else _fmt(v, 4)
+
+
+def _rel_err(pub: Any, s: Optional[Stat], relative: bool, absolute_units: bool) -> str:
+    if pub is None or s is None:
+        return "–"
+    if relative:
+        return f"{s.mean - pub:+.1f} pp"
+    if not absolute_units or pub == 0:
+        return "n/a"
+    return f"{(s.mean - pub) / abs(pub):+.0%}"
+
+
+def plot_dataset(res: DatasetResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = res.dataset
+    rel = bool(ds.get("relative_to"))
+    cols = [c for c in ds["columns"] if c.get("plot", True)]
+    labels = [r["label"] for r in ds["rows"] if not (rel and r["label"] == ds["relative_to"])]
+    n = len(cols)
+    ncols = min(n, 3)
+    nrows = (n + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 0.35 * len(labels) * nrows + 1.6 * nrows),
+                             squeeze=False)
+    for i, c in enumerate(cols):
+        ax = axes[i // ncols][i % ncols]
+        ys = range(len(labels))
+        pub = [next((r["published"].get(c["key"]) for r in ds["rows"] if r["label"] == lab), None) for lab in labels]
+        sim = [res.values.get(lab, {}).get(c["key"]) for lab in labels]
+        ax.barh([y + 0.2 for y in ys], [p if p is not None else 0 for p in pub], height=0.4, color="#bbbbbb",
+                label="published", hatch="//", edgecolor="#666666")
+        ax.barh([y - 0.2 for y in ys], [s.mean if s else 0 for s in sim], height=0.4, color="#1f77b4",
+                xerr=[s.ci if s else 0 for s in sim], label="napisim (95% CI)", capsize=2)
+        for y, p, s in zip(ys, pub, sim):
+            if s is None:
+                ax.text(0, y - 0.2, " missing", va="center", fontsize=7, color="#cc0000")
+        ax.set_yticks(list(ys))
+        ax.set_yticklabels(labels, fontsize=7)
+        ax.invert_yaxis()
+        unit = "% vs " + ds["relative_to"] if rel else c.get("unit", "")
+        ax.set_title(f"{c['title']} ({unit})", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+        if rel:
+            ax.axvline(0, color="black", lw=0.6)
+        if i == 0:
+            ax.legend(fontsize=7, loc="best")
+    for j in range(n, nrows * ncols):
+        axes[j // ncols][j % ncols].axis("off")
+    fig.suptitle(ds["title"], fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90, metadata={"Software": None})
+    plt.close(fig)
+
+
+def _git_sha(root: Path) -> str:
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def render_markdown(results: list[DatasetResult], *, seeds: list[int], overrides: dict, quick: bool,
+                    include: Optional[str], command: str, png_dir: str = "validation") -> str:
+    from . import build_info
+
+    info = build_info()
+    root = source_dir()
+    lines = ["# napisim validation", "",
+             "Generated by `" + command + "`; do not edit by hand. Every dataset of "
+             "`shared/reference/validation-targets.md` (and kernel-napi.md §3.3, §7.4) is listed: the published "
+             "table, napisim's table from the same scenarios (mean ± 95% CI over seeds), relative errors, and "
+             "each published direction, called only when the confidence intervals separate. A ✗ is never hidden; "
+             "its sentence names the mechanism suspected from the numbers.", ""]
+    n_ok = sum(1 for r in results for d in r.directions if d["holds"])
+    n_all = sum(len(r.directions) for r in results)
+    lines += ["## Run", "",
+              f"- napisim {info.get('napisim_version', '?')}, git {_git_sha(root)} (core built from "
+              f"{info.get('git_sha', '?')})",
+              f"- seeds: {', '.join(map(str, seeds))} (mean ± 95% CI, Student t)",
+              f"- sizes: {'**quick** (reduced durations: ' + json.dumps(overrides) + ')' if quick else 'full (each scenario’s own warm-up and duration)'}",
+              f"- parameter set: {'the scenarios’ costs merged with ' + include if include else 'the documented defaults of sim/kernel/costs.hpp (uncalibrated; see calibration/README.md)'}",
+              f"- directions reproduced: **{n_ok} of {n_all}**", ""]
+    costs = next((rr.costs for r in results for rr in r.rows.values() if rr.costs), None)
+    if costs:
+        lines += ["<details><summary>Cost parameters used (ns)</summary>", "",
+                  ", ".join(f"`{k}`={v}" for k, v in costs.items()), "", "</details>", ""]
+    lines += ["| dataset | rows run | directions ✓ |", "|---|---|---|"]
+    for r in results:
+        ok_rows = sum(1 for rr in r.rows.values() if rr.status == "ok")
+        lines.append(f"| [{r.dataset['title']}](#{r.dataset['id']}) | {ok_rows}/{len(r.rows)} | "
+                     f"{sum(d['holds'] for d in r.directions)}/{len(r.directions)} |")
+    lines.append("")
+    for r in results:
+        ds = r.dataset
+        rel = bool(ds.get("relative_to"))
+        lines += [f'<a id="{ds["id"]}"></a>', f"## {ds['title']}", "", ds.get("source", ""), ""]
+        if ds.get("notes"):
+            lines += [ds["notes"], ""]
+        if rel:
+            lines += [f"Values are relative changes versus **{ds['relative_to']}** (napisim: per seed against the "
+                      "same seed, then mean ± 95% CI); errors are differences in percentage points.", ""]
+        head = ["config", "scenario"]
+        for c in ds["columns"]:
+            u = "" if rel else (f" [{c['unit']}]" if c.get("unit") else "")
+            head += [f"{c['title']}{u} published", "napisim", "err"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in ds["rows"]:
+            lab = row["label"]
+            rr = r.rows[lab]
+            scen = f"`{row['scenario']}`" + (" " + ", ".join(f"{k}={v}" for k, v in row.get("overrides", {}).items())
+                                             if row.get("overrides") else "")
+            if rr.status != "ok":
+                scen += f" **✗ {rr.status}**"
+            cells = [lab, scen]
+            for c in ds["columns"]:
+                pub = row.get("published", {}).get(c["key"])
+                s = r.values.get(lab, {}).get(c["key"])
+                cells += [_pub(pub, rel), _cell(s, rel), _rel_err(pub, s, rel, c.get("absolute", True))]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        if r.directions:
+            lines += ["| | published direction | napisim | |", "|---|---|---|---|"]
+            for d in r.directions:
+                mark = "✓" if d["holds"] else "✗"
+                note = "" if d["holds"] else d.get("suspect", "")
+                lines.append(f"| {mark} | {d['claim']} | {d['text']} | {note} |")
+            lines.append("")
+        else:
+            lines += ["No published direction (the source states none).", ""]
+        lines += [f"![{ds['id']}]({png_dir}/{ds['id']}.png)", ""]
+    return "\n".join(lines) + "\n"
+
+
+def parse_include(path: Optional[str]) -> dict:
+    """Overrides from an includable parameter file ({"costs": {...}}): {"costs.X": value}."""
+    if not path:
+        return {}
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return {f"costs.{k}": v for k, v in doc.get("costs", {}).items()}
+
+
+def run_all(datasets: list[dict], seeds: list[int], overrides: dict, workers: int, cache_dir: Optional[str],
+            progress: bool, only: Optional[list[str]] = None) -> list[DatasetResult]:
+    chosen = [ds for ds in datasets if not only or ds["id"] in only]
+    if progress:
+        n = sum(len(ds["rows"]) for ds in chosen)
+        print(f"napisim validation: {len(chosen)} datasets, {n} rows x {len(seeds)} seeds, {workers} at a time",
+              file=sys.stderr)
+    return run_datasets(chosen, seeds, overrides, workers, cache_dir, progress)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m napisim.validation", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help=f"reduced sizes {QUICK_OVERRIDES} and seeds {QUICK_SEEDS}")
+    ap.add_argument("--seeds", help="comma-separated seeds (default: 1-5, or 1-3 with --quick)")
+    ap.add_argument("--include", help="a parameter file ({\"costs\": {...}}) applied to every run")
+    ap.add_argument("--out", default=None, help="markdown file to write (default: SOURCE/VALIDATION.md)")
+    ap.add_argument("--png-dir", default=None, help="PNG directory (default: SOURCE/validation)")
+    ap.add_argument("--only", help="comma-separated dataset ids")
+    ap.add_argument("-j", "--workers", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--cache-dir", default=None)
+    args = ap.parse_args(argv)
+
+    root = source_dir()
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else (QUICK_SEEDS if args.quick else FULL_SEEDS)
+    overrides = dict(QUICK_OVERRIDES) if args.quick else {}
+    overrides.update(parse_include(args.include))
+    results = run_all(load_datasets(), seeds, overrides, args.workers, args.cache_dir, progress=True,
+                      only=args.only.split(",") if args.only else None)
+    png_dir = Path(args.png_dir) if args.png_dir else root / "validation"
+    for r in results:
+        plot_dataset(r, png_dir / f"{r.dataset['id']}.png")
+    out = Path(args.out) if args.out else root / "VALIDATION.md"
+    rel_png = os.path.relpath(png_dir, out.parent)
+    cmd = "tools/validate.sh" + (" --quick" if args.quick else "") + (f" --include {args.include}" if args.include else "")
+    text = render_markdown(results, seeds=seeds, overrides=overrides, quick=args.quick, include=args.include,
+                           command=cmd, png_dir=rel_png)
+    out.write_text(text, encoding="utf-8")
+    for r in results:
+        for d in r.directions:
+            print(f"  {'✓' if d['holds'] else '✗'} {r.dataset['id']}: {d['claim']}: {d['text']}", file=sys.stderr)
+    print(f"wrote {out} and {len(results)} plots in {png_dir}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
