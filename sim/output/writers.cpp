@@ -328,14 +328,18 @@ std::string netperf_banner(const Json* workload) {
   const std::string host = (host_j != nullptr && host_j->is_string()) ? host_j->get<std::string>() : "10.0.0.2";
   const bool v6 = host.find(':') != std::string::npos;
   const std::string paren = host.size() <= 7 ? host : "";
-  std::string s = "MIGRATED TCP REQUEST/RESPONSE TEST";
+  const Json* type = find(workload, "type");
+  const bool stream = type != nullptr && type->is_string() && type->get<std::string>() == "stream";
+  std::string s = stream ? "MIGRATED TCP STREAM TEST" : "MIGRATED TCP REQUEST/RESPONSE TEST";
   s += strf(" from %s (%s) port %u %s", v6 ? "::" : "0.0.0.0", v6 ? "::" : "0.0.0.0", 0U, v6 ? "AF_INET6" : "AF_INET");
   s += strf(" to %s (%s) port %u %s", host.c_str(), paren.c_str(), 0U, v6 ? "AF_INET6" : "AF_INET");
   if (int_or(find(workload, "no_delay"), 0) != 0) {
     s += " : nodelay";
   }
   s += " : demo";
-  s += strf(" : first burst %lld", int_or(find(workload, "first_burst"), 0));
+  if (!stream) {  // "first burst" only for REQUEST/RESPONSE tests
+    s += strf(" : first burst %lld", int_or(find(workload, "first_burst"), 0));
+  }
   s += '\n';
   return s;
 }
@@ -544,6 +548,20 @@ std::string format_netperf(const Json& result, std::string_view style) {
   const double thruput = num_or(find(summary, "throughput"), 0);
   std::string out = netperf_banner(workload);
 
+  const Json* type = find(workload, "type");
+  if (style == "legacy" && type != nullptr && type->is_string() && type->get<std::string>() == "stream") {
+    // nettest_omni.c send_tcp_stream(), verbosity 1, no CPU measurement: tput_title with
+    // format_units() "10^6bits", then tput_fmt_1 (remote recv socket, local send socket, send size).
+    out +=
+        "Recv   Send    Send                          \n"
+        "Socket Socket  Message  Elapsed              \n"
+        "Size   Size    Size     Time     Throughput  \n"
+        "bytes  bytes   bytes    secs.    10^6bits/sec  \n\n";
+    out += strf("%6lld %6lld %6lld    %-6.2f   %7.2f   %s\n", int_or(find(workload, "recv_socket_size"), 131072),
+                int_or(find(workload, "send_socket_size"), 16384), int_or(find(workload, "send_size"), 16384),
+                num_or(find(summary, "measured_s"), 0), thruput, "");
+    return out;
+  }
   if (style == "legacy") {
     // send_tcp_rr(), verbosity 1, no CPU measurement, libfmt 'x'. Socket sizes are the Linux defaults
     // netperf reports (SO_SNDBUF 16384 / SO_RCVBUF 87380 on both sides); titles keep their trailing blanks.
