@@ -259,10 +259,12 @@ void Stream::report(Json& summary, Json& workload) const {
 Json Stream::conservation() const {
   std::int64_t queued = 0;
   for (const Flow& f : flows_) queued += k_->socket(f.sock).rx_avail;
-  return Json{{"sent_bytes", sent_total_},
-              {"received_bytes", bytes_total_},
-              {"unread_bytes", queued},
-              {"in_flight_bytes", sent_total_ - bytes_total_ - queued},
+  // In bytes: sent = answered (read by netserver) + in flight (on the wire, in backlogs, unread).
+  return Json{{"unit", "bytes"},
+              {"sent", sent_total_},
+              {"answered", bytes_total_},
+              {"in_flight", sent_total_ - bytes_total_},
+              {"unread", queued},
               {"drop_segments", drops_},
               {"retransmitted_trains", retransmitted_}};
 }
