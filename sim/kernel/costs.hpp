@@ -14,6 +14,11 @@ namespace napisim {
 struct CostParams {
   // Interrupts and softirq entry.
   std::int64_t hardirq_ns = 400;         // irq entry/exit + driver handler (mask CQ, napi_schedule) [INFER]
+  // Indirect cost of a network interrupt to the application it lands on: the handler and the
+  // softirq run after it evict the task's cache and TLB lines, which the task refills afterwards.
+  // FlexSC (Soares & Stumm, OSDI 2010) measured user-mode IPC depressed for up to ~14K cycles
+  // after a kernel entry [MEAS range]; the default is a fraction of that, to be calibrated.
+  std::int64_t irq_indirect_ns = 1000;
   std::int64_t softirq_entry_ns = 100;   // one __do_softirq pass: pending snapshot, irq on/off [INFER]
   std::int64_t ipi_send_ns = 150;        // smp_call_function_single_async on the sender [INFER]
   std::int64_t ipi_latency_ns = 1000;    // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
@@ -50,6 +55,8 @@ struct CostParams {
   static void fields(V& v) {
     const Range r{0, 1e9};
     v("hardirq_ns", &CostParams::hardirq_ns, "ns", "Hard interrupt: entry/exit and driver handler", r);
+    v("irq_indirect_ns", &CostParams::irq_indirect_ns, "ns",
+      "Cache/TLB refill a user task pays when a network interrupt (NIC, NAPI timer, RPS IPI) interrupts it", r);
     v("softirq_entry_ns", &CostParams::softirq_entry_ns, "ns", "One __do_softirq() pass", r);
     v("ipi_send_ns", &CostParams::ipi_send_ns, "ns", "Sending an IPI", r);
     v("ipi_latency_ns", &CostParams::ipi_latency_ns, "ns", "IPI delivery latency to another CPU", r);

@@ -31,22 +31,7 @@ std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
   return (us + tick_us - 1) / tick_us;
 }
 
-Slot* Kernel::top_slot(Cpu& c, int* level) {
-  if (c.hardirq.active) {
-    *level = 2;
-    return &c.hardirq;
-  }
-  if (c.softirq.active) {
-    *level = 1;
-    return &c.softirq;
-  }
-  *level = 0;
-  if (c.curr && c.curr->slot.active) return &c.curr->slot;
-  *level = -1;
-  return nullptr;
-}
-
-void Kernel::update_exec(Cpu& c) {
+void Kernel::update_exec_slow(Cpu& c) {
   const Nanos now = host_.now();
   const Nanos dt = now - c.last_update;
   if (dt <= 0) return;
@@ -154,7 +139,7 @@ void Kernel::arm_segment(Cpu& c) {
     c.seg_timer.cancel();
   }
   c.acct_cls = cls;
-  set_smt_busy(c, busy);
+  if (c.busy != busy) set_smt_busy(c, busy);
 }
 
 void Kernel::rearm(Cpu& c, Nanos at) {
@@ -204,6 +189,14 @@ void Kernel::raise_irq(int cpu_id, std::uint64_t code, Nanos at) {
 void Kernel::start_hardirq(Cpu& c, std::uint64_t code) {
   update_exec(c);
   ++c.irqs;
+  // A network interrupt (and the softirq that irq_exit() runs after it) landing on a user task
+  // mid-segment evicts its working set: the task pays the refill when it resumes, as a task that
+  // migrated across LLCs does (migrate_penalty). Kthreads share the handler's data, so they do not.
+  const auto type = static_cast<IrqType>((code >> 40) & 0xff);
+  if ((type == kIrqNic || type == kIrqNapiTimer || type == kIrqIpiRps) && !c.softirq.active && c.curr &&
+      c.curr->kind == TaskKind::kUser && c.switch_remaining == 0 && c.curr->slot.remaining > 0 &&
+      !c.curr->slot.waiting)
+    c.curr->slot.remaining += costs_.irq_indirect_ns;
   c.hardirq.active = true;
   c.hardirq_proc = hardirq_body(c, code);
   c.hardirq.h = c.hardirq_proc.handle();
@@ -255,9 +248,21 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       update_exec(c);
       int level;
       Slot* s = top_slot(c, &level);
-      if (level == 0 && c.switch_remaining > 0) c.switch_remaining = 0;
-      else if (s) s->remaining = 0;
-      arm_segment(c);  // marks the top slot ready
+      if (level == 0 && c.switch_remaining > 0) {
+        c.switch_remaining = 0;
+        arm_segment(c);
+      } else if (s && s->h && !s->waiting) {
+        // What arm_segment() does for a slot whose segment just ended: it is ready now, on the
+        // same class, and the CPU stays busy (update_exec() brought seg_start up to now).
+        s->remaining = 0;
+        c.ready = true;
+        c.seg_start = host_.now();
+        c.acct_cls = s->cls;
+        if (!c.busy) set_smt_busy(c, true);
+      } else {
+        if (s) s->remaining = 0;
+        arm_segment(c);  // marks the top slot ready
+      }
       run_ready(c);
       handler_cpu_ = -1;
       break;

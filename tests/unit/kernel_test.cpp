@@ -252,6 +252,45 @@ TEST(KernelTest, HardirqPreemptsTaskAndSoftirqRunsAtIrqExit) {
   EXPECT_TRUE(r.k.nics()[0]->channels[0]->irq_armed);  // napi_complete_done re-armed the CQ
 }
 
+TEST(KernelTest, NetworkInterruptChargesCacheRefillToTheInterruptedUserTaskOnly) {
+  // As above, with irq_indirect_ns 2000: the NIC interrupt at 3 us lands on the user task, which
+  // pays 2 us of refill after the softirq: done at 14.5 us = 0 + 10 + 2 (refill) + 1 + 1.5, the
+  // refill counted as its own user time. A kthread interrupted by the NIC at 23 us (it shares the
+  // handler's data) and a user task interrupted by a scheduler IPI (not a network interrupt) pay
+  // nothing: done at 20 + 10 + 1 + 1.5 and 20 + 10 + 1.
+  CostParams c = zero_costs();
+  c.hardirq_ns = 1000;
+  c.ipi_handler_ns = 1000;
+  c.napi_poll_ns = 500;
+  c.rx_pkt_ns = 1000;
+  c.irq_indirect_ns = 2000;
+  Rig r(shape(2), KernelParams{}, c);
+  r.k.add_nic(one_queue_nic(), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  At at(r.host);
+  WaitQueue wq, wq_k, wq2;
+  Nanos done = -1, done_k = -1, done2 = -1;
+  Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+  Task& kt = r.k.create_task("kt", TaskKind::kKthread, r.only(0));
+  Task& t2 = r.k.create_task("t2", TaskKind::kUser, r.only(1));
+  start(r.k, t, work_once(r.k, t, us(10), &done, wq));
+  at(us(3), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  at(us(20), [&] {
+    start(r.k, kt, work_once(r.k, kt, us(10), &done_k, wq_k));
+    start(r.k, t2, work_once(r.k, t2, us(10), &done2, wq2));
+    r.k.raise_irq(1, Kernel::irq_code(Kernel::kIrqIpiResched, 0), us(23));
+  });
+  at(us(23), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  r.run_to(us(60));
+  r.settle();
+  EXPECT_EQ(done, us(14) + 500);
+  EXPECT_EQ(t.exec_ns, us(12));
+  EXPECT_EQ(done_k, us(32) + 500);
+  EXPECT_EQ(kt.exec_ns, us(10));
+  EXPECT_EQ(done2, us(31));
+  EXPECT_EQ(t2.exec_ns, us(10));
+}
+
 // ---- __do_softirq limits and ksoftirqd -----------------------------------------------------
 
 TEST(KernelTest, DoSoftirqHandsOffToKsoftirqdAfterTenRestarts) {
