@@ -206,8 +206,10 @@ class Kernel : public EventSink, public WakeView {
   /// Suspends task `t` at `h` with no CPU work pending (accounting brought up to now); `waiting`
   /// marks a slot that must not be resumed until something clears it. Returns t's CPU.
   Cpu& park(Task& t, std::coroutine_handle<> h, bool waiting);
-  /// Accounting and segment progress of `c` up to now.
-  void update_exec(Cpu& c);
+  /// Accounting and segment progress of `c` up to now (inline: most calls find it up to date).
+  void update_exec(Cpu& c) {
+    if (host_.now() != c.last_update) update_exec_slow(c);
+  }
   /// Re-evaluates what runs on `c` (preemption point at return to task level) and arms its timer.
   void dispatch(Cpu& c);
   /// Resumes ready coroutines on `c` directly (only from this object's event handlers).
@@ -392,7 +394,20 @@ class Kernel : public EventSink, public WakeView {
   enum EventKind : std::uint32_t {
     kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6, kSpinDeadline = 7
   };
-  Slot* top_slot(Cpu& c, int* level);
+  /// The highest active level of `c` (2 hardirq, 1 softirq, 0 task, -1 idle) and its slot.
+  static Slot* top_slot(Cpu& c, int* level) {
+    if (c.hardirq.active) {
+      *level = 2;
+      return &c.hardirq;
+    }
+    if (c.softirq.active) {
+      *level = 1;
+      return &c.softirq;
+    }
+    *level = c.curr && c.curr->slot.active ? 0 : -1;
+    return *level == 0 ? &c.curr->slot : nullptr;
+  }
+  void update_exec_slow(Cpu& c);
   void arm_segment(Cpu& c);
   void rearm(Cpu& c, Nanos at);
   void set_smt_busy(Cpu& c, bool busy);

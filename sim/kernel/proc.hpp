@@ -20,33 +20,39 @@
 #include <exception>
 #include <new>
 #include <utility>
-#include <vector>
 
 namespace napisim {
 
-/// Free lists of coroutine frames by 64-byte size class.
+/// Free lists of coroutine frames by 64-byte size class, threaded through the freed frames
+/// themselves (the first word of a free frame points at the next one).
 class FramePool {
  public:
   static void* allocate(std::size_t n) {
     const std::size_t cls = (n + 63) / 64;
-    auto& lists = free_lists();
-    if (cls < lists.size() && !lists[cls].empty()) {
-      void* p = lists[cls].back();
-      lists[cls].pop_back();
-      return p;
+    if (cls < kClasses) {
+      void*& head = heads()[cls];
+      if (void* p = head) {
+        head = *static_cast<void**>(p);
+        return p;
+      }
     }
     return ::operator new(cls * 64);
   }
   static void deallocate(void* p, std::size_t n) {
     const std::size_t cls = (n + 63) / 64;
-    auto& lists = free_lists();
-    if (cls >= lists.size()) lists.resize(cls + 1);
-    lists[cls].push_back(p);
+    if (cls >= kClasses) {
+      ::operator delete(p);
+      return;
+    }
+    void*& head = heads()[cls];
+    *static_cast<void**>(p) = head;
+    head = p;
   }
 
  private:
-  static std::vector<std::vector<void*>>& free_lists() {
-    static thread_local std::vector<std::vector<void*>> lists(64);
+  static constexpr std::size_t kClasses = 64;  // frames up to 4 KiB are recycled
+  static void** heads() {
+    static thread_local void* lists[kClasses] = {};
     return lists;
   }
 };
