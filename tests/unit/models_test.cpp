@@ -510,9 +510,9 @@ Json switch_scenario(int ntx = 0) {
   return Json::parse(text);
 }
 
-// Measured transactions after which the load stops (reached near 30 ms), so that the rings are
+// Measured transactions after which the load stops (reached well before 30 ms), so that the rings are
 // drained at the end of the 35 ms run and packet counts balance exactly.
-constexpr int kStopAfter = 9000;
+constexpr int kStopAfter = 6000;
 
 TEST(RuntimeSwitchTest, ScenarioChangesParseAndValidate) {
   const Scenario s = parse_scenario(switch_scenario());
