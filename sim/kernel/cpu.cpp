@@ -130,8 +130,8 @@ void Kernel::arm_segment(Cpu& c) {
     c.seg_start = std::max(c.seg_start, now);
     if (handler_cpu_ == c.id && c.seg_start == now) {
       c.seg_timer.cancel();
-    } else if (!c.seg_timer.armed() || c.seg_timer.expires() != c.seg_start) {
-      c.seg_timer.arm(host_.queue(), c.seg_start, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
+    } else {
+      rearm(c, c.seg_start);
     }
   } else {
     busy = s != nullptr;  // a waiting slot still occupies the CPU (e.g. spinning), idle otherwise
@@ -143,8 +143,11 @@ void Kernel::arm_segment(Cpu& c) {
 }
 
 void Kernel::rearm(Cpu& c, Nanos at) {
-  // Re-arming at the same expiry would only leave a stale event in the heap.
+  // Re-arming at the same expiry changes nothing (and keeps its place among same-time events).
   if (c.seg_timer.armed() && c.seg_timer.expires() == at) return;
+  // The segment timer is re-armed at nearly every event of its CPU: it lives in the queue's timer
+  // tree, not the heap (adopted at its first use).
+  if (!c.seg_timer.adopted()) host_.queue().adopt(c.seg_timer);
   c.seg_timer.arm(host_.queue(), at, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
 }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The simulator-speed benchmark (issue 4) in one command. Prints:
+#   * the event-queue baseline: a bare binary-heap loop and the host model's queue driven through
+#     SimGrid's engine (build/napisim_engine_bench; events/s on a synthetic load);
+#   * the figure of merit: wall seconds per simulated second for scenarios/wei2020/tcp_rr_1B.json
+#     (goal <= 1.0 on one core), with simulated transactions/s, events per transaction and host ns
+#     per transaction;
+#   * with BENCH_CALLGRIND=1, instructions (Ir) per transaction of a short run under callgrind,
+#     the stable number on a noisy machine (process startup included, ~70 M Ir).
+# Usage: tools/bench.sh [simulated seconds, default 0.1]   (NAPISIM_BUILD_DIR selects the build)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${NAPISIM_BUILD_DIR:-$root/build}
+sim_s=${1:-0.1}
+warm_s=0.01
+scenario=$root/scenarios/wei2020/tcp_rr_1B.json
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+"$build/napisim_engine_bench" "${BENCH_EVENTS:-10000000}" | grep -E 'bare_heap|simgrid_path|ratio'
+
+# One timed run: the CLI's NAPISIM_TIMING line on stderr, the result JSON on stdout.
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+NAPISIM_TIMING=1 "$build/napisim" run "$scenario" --set duration_s="$sim_s" --set warmup_s="$warm_s" \
+  --format json >"$out" 2>"$err"
+"$py" - "$out" "$err" "$sim_s" "$warm_s" <<'EOF'
+import json, re, sys
+res = json.load(open(sys.argv[1]))
+timing = open(sys.argv[2]).read()
+sim_s, warm_s = float(sys.argv[3]), float(sys.argv[4])
+m = re.search(r"([\d.]+) simulated s in ([\d.]+) wall s, ([\d.e+]+) events/s, ([\d.]+) wall s per simulated s", timing)
+if not m:
+    sys.exit("bench.sh: no timing line from napisim: " + timing)
+total_s, wall = float(m.group(1)), float(m.group(2))
+tps = res["summary"]["throughput"]
+events = res["events"]
+txns = tps * total_s  # the warm-up runs at the measured rate too
+print(f"tcp_rr_1B: {sim_s} simulated s (+{warm_s} warm-up) in {wall:.2f} wall s")
+print(f"tcp_rr_1B_wall_s_per_sim_s={wall / total_s:.2f} (goal <= 1.0)")
+print(f"tcp_rr_1B_transactions_per_sim_s={tps:.3e}")
+print(f"tcp_rr_1B_events_per_transaction={events / txns:.2f}")
+print(f"tcp_rr_1B_host_ns_per_transaction={wall / txns * 1e9:.0f}")
+EOF
+
+if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
+  cg=$(mktemp)
+  valgrind --tool=callgrind --callgrind-out-file="$cg" "$build/napisim" run "$scenario" --set duration_s=0.01 \
+    --set warmup_s=0.005 --format json >"$out" 2>/dev/null
+  ir=$(callgrind_annotate "$cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  rm -f "$cg"
+  "$py" - "$out" "$ir" <<'EOF'
+import json, sys
+res = json.load(open(sys.argv[1]))
+ir = int(sys.argv[2])
+txns = res["summary"]["throughput"] * 0.015
+print(f"tcp_rr_1B_callgrind_Ir={ir} ({ir / txns:.0f} Ir per transaction over 0.015 simulated s, startup included)")
+EOF
+fi
