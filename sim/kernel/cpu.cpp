@@ -143,11 +143,8 @@ void Kernel::arm_segment(Cpu& c) {
 }
 
 void Kernel::rearm(Cpu& c, Nanos at) {
-  // Re-arming at the same expiry changes nothing (and keeps its place among same-time events).
+  // Re-arming at the same expiry would only leave a stale event in the heap.
   if (c.seg_timer.armed() && c.seg_timer.expires() == at) return;
-  // The segment timer is re-armed at nearly every event of its CPU: it lives in the queue's timer
-  // tree, not the heap (adopted at its first use).
-  if (!c.seg_timer.adopted()) host_.queue().adopt(c.seg_timer);
   c.seg_timer.arm(host_.queue(), at, Prio::kCpu, this, kSegDone, static_cast<std::uint64_t>(c.id));
 }
 
