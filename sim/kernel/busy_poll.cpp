@@ -17,10 +17,14 @@
 //                       busy_poll_budget (or BUSY_POLL_BUDGET 8); on timeout resume IRQs when
 //                       prefer_busy_poll and forget the NAPI id
 //   ep_poll()           events returned with prefer_busy_poll -> napi_suspend_irqs()
+//   sk_busy_loop()      a blocking tcp_recvmsg() on a socket with sk_ll_usec (SO_BUSY_POLL,
+//                       default net.core.busy_read) busy-polls sk_napi_id until the socket has
+//                       data (sk_busy_loop_end) or sk_ll_usec passes, before sk_wait_data()
 //
 // Modelling note: an iteration that finds nothing changes nothing, so a poller with nothing to
 // do spins in one SpinAwait (CPU busy, preemption disabled) until a packet reaches its NAPI, the
-// NAPI completes, the epoll gets an event, need_resched is set, or its deadline passes.
+// NAPI completes, the epoll gets an event, its socket gets data, need_resched is set, or its
+// deadline passes.
 #include "sim/kernel/kernel.hpp"
 
 namespace napisim {
@@ -33,6 +37,7 @@ constexpr int kBusyPollBudget = 8;  // BUSY_POLL_BUDGET
 
 bool Kernel::SpinAwait::await_ready() const noexcept {
   if (ep && !ep->ready.empty()) return true;
+  if (sk && sk->rx_avail > 0) return true;
   if (k.now() >= deadline) return true;
   if (k.cpu(t.cpu).need_resched) return true;
   if (napi) {
@@ -46,8 +51,11 @@ void Kernel::SpinAwait::await_suspend(std::coroutine_handle<> h) {
   Cpu& c = k.park(t, h, true);
   t.slot.cls = cls;
   t.spinning = true;
-  if (napi) napi->spinner = &t;
+  // One spinner slot per NAPI: the owning busy poller (it must see RX completions) wins it over a
+  // task waiting for ownership, which also watches its socket or epoll and its deadline.
+  if (napi && (!napi->spinner || napi->busy_owner == &t)) napi->spinner = &t;
   if (ep) ep->spinner = &t;
+  if (sk) sk->spinner = &t;
   if (deadline != kNever)
     t.spin_timer.arm(k.host().queue(), deadline, Prio::kTimer, &k, kSpinDeadline, static_cast<std::uint64_t>(t.id));
   k.arm_segment(c);
@@ -58,6 +66,7 @@ void Kernel::SpinAwait::await_resume() noexcept {
   t.spin_timer.cancel();
   if (napi && napi->spinner == &t) napi->spinner = nullptr;
   if (ep && ep->spinner == &t) ep->spinner = nullptr;
+  if (sk && sk->spinner == &t) sk->spinner = nullptr;
 }
 
 void Kernel::spin_wake(Task& t) {
@@ -82,6 +91,7 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
         if (prefer) n.state |= kPreferBusyPoll;  // ask the owner (softirq) to yield
       } else {
         n.state |= kInBusyPoll | kSched;
+        n.busy_owner = &t;
         owned = true;
       }
     }
@@ -99,13 +109,23 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
       if (loop_end()) co_return;
       continue;
     }
-    if (work < budget) co_await spin_until(t, &n, ep, end + 1);
+    if (work < budget) co_await spin_until(t, &n, ep, end + 1, CpuClass::kSystem, s);
   }
   if (owned) co_await busy_poll_stop(t, n, prefer, budget);
 }
 
+Proc<void> Kernel::sk_busy_loop(Task& t, Socket& s) {
+  // sk_can_busy_loop(): SO_BUSY_POLL set and a valid sk_napi_id (a NIC NAPI delivered to it).
+  if (s.ll_usec <= 0 || s.napi_id < 0) co_return;
+  // sk_busy_loop(sk, nonblock=0): napi_busy_loop(napi_id, sk_busy_loop_end, sk,
+  // sk_prefer_busy_poll (0), sk_busy_poll_budget ?: BUSY_POLL_BUDGET) until data or sk_ll_usec.
+  co_await napi_busy_loop(t, *napis_[static_cast<std::size_t>(s.napi_id)], nullptr, &s, s.ll_usec * kNsPerUs, false,
+                          kBusyPollBudget);
+}
+
 Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
   n.state &= ~(kMissed | kInBusyPoll);
+  n.busy_owner = nullptr;
   local_bh_disable(t);
   bool skip_schedule = false;
   if (prefer) {

@@ -313,12 +313,15 @@ class Kernel : public EventSink, public WakeView {
   /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
   Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
+  /// A blocking recv() without epoll: sk_busy_loop() if SO_BUSY_POLL, then sk_wait_data() until the
+  /// receive queue has data, then tcp_recvmsg (tcp_recvmsg_locked, net/ipv4/tcp.c).
+  Proc<std::int64_t> sys_recv_wait(Task& t, Socket& s, std::int64_t max_bytes);
   Proc<void> sys_send(Task& t, Socket& s, std::int64_t bytes);
   void epoll_ctl_add(Epoll& ep, Socket& s);
 
   // ---- busy polling (busy_poll.cpp) -----------------------------------------------------------
   /// Spin (CPU busy, preemption disabled) until woken by: an RX completion or completion of
-  /// `napi`, an event on `ep`, need_resched, or `deadline`. An empty busy-poll iteration changes
+  /// `napi`, an event on `ep`, data on `sk` (sk_busy_loop_end), need_resched, or `deadline`. An empty busy-poll iteration changes
   /// nothing, so spinning is modelled as one wait rather than thousands of empty polls.
   struct SpinAwait {
     Kernel& k;
@@ -327,12 +330,14 @@ class Kernel : public EventSink, public WakeView {
     Epoll* ep;
     Nanos deadline;
     CpuClass cls;
+    Socket* sk = nullptr;
     bool await_ready() const noexcept;
     void await_suspend(std::coroutine_handle<> h);
     void await_resume() noexcept;
   };
-  SpinAwait spin_until(Task& t, Napi* napi, Epoll* ep, Nanos deadline, CpuClass cls = CpuClass::kSystem) {
-    return SpinAwait{*this, t, napi, ep, deadline, cls};
+  SpinAwait spin_until(Task& t, Napi* napi, Epoll* ep, Nanos deadline, CpuClass cls = CpuClass::kSystem,
+                       Socket* sk = nullptr) {
+    return SpinAwait{*this, t, napi, ep, deadline, cls, sk};
   }
   void spin_wake(Task& t);
   /// napi_busy_loop(): poll `n` from task context until `ep` has events (or the socket `s` has
@@ -344,8 +349,9 @@ class Kernel : public EventSink, public WakeView {
   void napi_suspend_irqs(Cpu& c, int napi_id);
   void napi_resume_irqs(Cpu& c, int napi_id);
   EpollParams& epoll_defaults() { return epoll_defaults_; }
-  /// SO_BUSY_POLL for new sockets (net.core.busy_read by default), us; and SO_BUSY_POLL_BUDGET.
-  std::int64_t& sk_busy_poll_usecs() { return sk_ll_usec_; }
+  /// sk_busy_loop(): a blocking read on a socket with SO_BUSY_POLL polls its NAPI from task
+  /// context for up to sk_ll_usec before sleeping (tcp_recvmsg_locked, include/net/busy_poll.h).
+  Proc<void> sk_busy_loop(Task& t, Socket& s);
 
   // ---- RPS / RFS (rps.cpp) --------------------------------------------------------------------
   RpsState& enable_rps();
@@ -454,7 +460,6 @@ class Kernel : public EventSink, public WakeView {
   std::vector<std::pair<Kernel*, Task*>> task_done_args_;
   std::unique_ptr<RpsState> rps_;
   EpollParams epoll_defaults_;
-  std::int64_t sk_ll_usec_ = 0;
   int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)
   int overloaded_cpus_ = 0;    // CPUs with nr_running >= 2 (root_domain->overload)
   std::uint64_t lo_packets_ = 0;    // skbs through lo

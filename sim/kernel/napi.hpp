@@ -59,6 +59,7 @@ struct Napi {
   WaitQueue thread_wq;        // where the kthread sleeps in napi_thread_wait()
   NapiScheduleHook* hook = nullptr;
   Task* spinner = nullptr;    // a busy poller spinning on this NAPI (woken by RX and completion)
+  Task* busy_owner = nullptr; // the task whose napi_busy_loop() holds IN_BUSY_POLL
   // statistics
   std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
 };

@@ -21,6 +21,7 @@ Socket& Kernel::add_socket(int nic, std::uint32_t hash) {
   s->nic = nic;
   s->hash = hash;
   s->rx_queue = nics_[static_cast<std::size_t>(nic)]->rss->queue_of(hash);
+  s->ll_usec = kp_.net.busy_read;  // sock_init_data(): sk_ll_usec = sysctl_net_busy_read
   sockets_.push_back(std::move(s));
   return *sockets_.back();
 }
@@ -68,6 +69,7 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
   s.rcv_nxt += skb.bytes;
   if (s.rx_timestamps) s.rx_stamps.push_back(Socket::RxStamp{s.rcv_nxt, now()});
   ++s.rx_skbs;
+  if (s.spinner) spin_wake(*s.spinner);  // sk_busy_loop_end() sees the data
   if (skb.segs >= 2) {
     nic_transmit(ctx, s, 0, true);
   } else if (s.rcvbuf > 0) {
@@ -136,6 +138,14 @@ Proc<std::int64_t> Kernel::sys_recv(Task& t, Socket& s, std::int64_t max_bytes) 
     co_await local_bh_enable(t);
   }
   co_return n;
+}
+
+Proc<std::int64_t> Kernel::sys_recv_wait(Task& t, Socket& s, std::int64_t max_bytes) {
+  // tcp_recvmsg_locked(): "if (sk_can_busy_loop(sk) && skb_queue_empty_lockless(...))
+  // sk_busy_loop(sk, nonblock)" before sk_wait_data() puts the task to sleep.
+  if (s.rx_avail == 0) co_await sk_busy_loop(t, s);
+  while (s.rx_avail == 0) co_await sleep_on(t, s.wq);  // sk_wait_data()
+  co_return co_await sys_recv(t, s, max_bytes);
 }
 
 Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {

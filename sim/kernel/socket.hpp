@@ -24,6 +24,8 @@ struct Socket {
   Epoll* ep = nullptr;
   bool on_ready_list = false;
   int napi_id = -1;            // sk_napi_id (last NAPI that delivered to it)
+  std::int64_t ll_usec = 0;    // sk_ll_usec: SO_BUSY_POLL in us (net.core.busy_read by default)
+  Task* spinner = nullptr;     // a blocked reader busy-polling until this socket has data
   int rfs_cpu = -1;            // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
   // TCP flow control (only for workloads that model it: rcvbuf > 0; stream, loopback).
   int lo_peer = -1;            // the other end of a connection over lo (-1: over a NIC)

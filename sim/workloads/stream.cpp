@@ -114,8 +114,7 @@ Proc<void> Stream::netserver(Task& t, int fi) {
   Kernel& k = *k_;
   Socket& s = k.socket(flows_[static_cast<std::size_t>(fi)].sock);
   for (;;) {
-    while (s.rx_avail == 0) co_await k.sleep_on(t, s.wq);
-    const std::int64_t n = co_await k.sys_recv(t, s, p_.recv_size);
+    const std::int64_t n = co_await k.sys_recv_wait(t, s, p_.recv_size);  // blocking recv()
     received(flows_[static_cast<std::size_t>(fi)], n);
   }
 }

@@ -46,8 +46,7 @@ Proc<void> SuperNetperf::netserver_child(Task& t, int sock) {
   Socket& s = k.socket(sock);
   std::int64_t got = 0;
   for (;;) {
-    while (s.rx_avail == 0) co_await k.sleep_on(t, s.wq);  // sk_wait_data()
-    got += co_await k.sys_recv(t, s, p_.request_size - got);
+    got += co_await k.sys_recv_wait(t, s, p_.request_size - got);  // blocking recv()
     if (got < p_.request_size) continue;
     got = 0;
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.server_user_ns);

@@ -173,6 +173,29 @@ TEST(BusyPollTest, PreferBusyPollMasksIrqsAndBurnsCpuAtLowLoad) {
   EXPECT_LT(sum_cls(bp, "softirq"), 0.2 * sum_cls(base, "softirq"));
 }
 
+// ---- SO_BUSY_POLL on a blocking recv() (net.core.busy_read; sk_busy_loop in tcp_recvmsg) ----
+
+// kernel-napi.md 7.1: a blocking reader with sk_ll_usec polls its socket's NAPI from task context
+// before sleeping in sk_wait_data(). super_netperf's netserver children block in recv(): with
+// busy_read 50 us (longer than the ~25 us RTT) each child spins instead of sleeping, so its CPU
+// is busy in system time, NET_RX softirq work mostly moves into the readers' busy loops and the
+// children are no longer woken per request.
+TEST(BusyPollTest, BusyReadPollsFromTheBlockedReader) {
+  Json doc = base_doc();
+  doc["workload"] = Json{{"type", "super_netperf"}, {"params", {{"num_instances", 4}}}};
+  SimRun base = run(doc);
+  doc["kernel"]["net"]["busy_read"] = 50;
+  SimRun br = run(doc);
+  base.expect_conservation();
+  br.expect_conservation();
+  ASSERT_GT(base.rx(), 500u);
+  ASSERT_GT(br.rx(), 500u);
+  EXPECT_GT(sum_cls(br, "system"), 2.0 * sum_cls(base, "system")) << "readers spin in system time";
+  EXPECT_LT(sum_cls(br, "softirq"), 0.5 * sum_cls(base, "softirq")) << "polls move to the readers";
+  EXPECT_LT(br.summary()["wakeups"].get<double>(), 0.2 * base.summary()["wakeups"].get<double>());
+  EXPECT_LT(br.p50(), base.p50()) << "no wakeup on the request path";
+}
+
 // ---- threaded_busy_poll: a kthread per NAPI spinning forever ----
 
 // kernel-napi.md 4.3: the kthread sets IN_BUSY_POLL, napi_complete_done() returns false, so the
