@@ -18,6 +18,7 @@
 #include "sim/params/fields.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
+#include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
 
 namespace py = pybind11;
 

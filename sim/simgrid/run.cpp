@@ -13,6 +13,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
 #include "sim/simgrid/resource_model.hpp"
+#include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
 
 namespace sg4 = simgrid::s4u;
 
