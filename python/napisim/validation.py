@@ -389,7 +389,7 @@ def render_markdown(results: list[DatasetResult], *, seeds: list[int], overrides
               f"{info.get('git_sha', '?')})",
               f"- seeds: {', '.join(map(str, seeds))} (mean ± 95% CI, Student t)",
               f"- sizes: {'**quick** (reduced durations: ' + json.dumps(overrides) + ')' if quick else 'full (each scenario’s own warm-up and duration)'}",
-              f"- parameter set: {'the scenarios’ costs merged with ' + include if include else 'the documented defaults of sim/kernel/costs.hpp (uncalibrated; see calibration/README.md)'}",
+              f"- parameter set: {'the scenarios’ costs merged with ' + include if include else 'the documented defaults of sim/kernel/costs.hpp (the calibrated set: calibration/README.md, calibration/fitted_costs.report.json)'}",
               f"- directions reproduced: **{n_ok} of {n_all}**", ""]
     costs = next((rr.costs for r in results for rr in r.rows.values() if rr.costs), None)
     if costs:
