@@ -36,9 +36,11 @@ std::string format_result(const Json& r, const std::string& format) {
   namespace out = napisim::output;
   if (format == "json") return out::format_json(r);
   if (format == "csv") return out::format_csv(r);
-  // `text` is the workload's own tool: mutilate's report for the mutilate workload, else neper's.
-  const bool kv = r.contains("workload") && r["workload"].value("type", "") == "mutilate";
-  if (format == "mutilate" || (format == "text" && kv)) return out::format_mutilate(r);
+  // `text` is the workload's own tool: mutilate's report for mutilate, netperf's for stream and
+  // super_netperf, neper's for the others.
+  const std::string type = r.contains("workload") ? r["workload"].value("type", "") : "";
+  if (format == "mutilate" || (format == "text" && type == "mutilate")) return out::format_mutilate(r);
+  if (format == "text" && (type == "stream" || type == "super_netperf")) return out::format_netperf(r, "legacy");
   if (format == "text" || format == "neper") return out::format_neper(r);
   if (format == "netperf-legacy") return out::format_netperf(r, "legacy");
   if (format == "netperf-omni-csv") return out::format_netperf(r, "omni-csv");
@@ -85,8 +87,8 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "Random seed (overrides the scenario's)");
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
   run->add_option("--format", format,
-                  "Output on stdout: text (neper key=value), json, csv, netperf-legacy, netperf-omni-csv, "
-                  "netperf-omni-keyval");
+                  "Output on stdout: text (the workload's tool: neper key=value, netperf or mutilate), neper, json, "
+                  "csv, netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate");
 
   auto* validate = app.add_subcommand("validate", "Check a scenario and print it with every default resolved");
   validate->add_option("file", file, "Scenario JSON file")->required();
