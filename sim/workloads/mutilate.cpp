@@ -205,12 +205,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
   k_ = &k;
   paths_ = paths;
   k.set_peer(this);
-  for (const ClientPath& cp : paths_) {
-    Port port;
-    port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
-    client_ports_.push_back(port);
-  }
-  to_server_.resize(k.nics().size());
+  uplink_.setup(k, paths_);
   const int n = k.nr_cpus();
   report_mask_ = CpuMask::parse(p_.cpu_report_cpus, n, "/workload/params/cpu_report_cpus");
   // The database (Connection::start_loading): every record set once with a valuesize draw.
@@ -316,25 +311,7 @@ void Mutilate::issue(Conn& c, Nanos now) {
   NAPISIM_ASSERT(c.client_ops.size() <= static_cast<std::size_t>(p_.depth), "mutilate: more outstanding than --depth");
   ++issued_;
   if (now >= window_begin_ && now < window_end_) tx_bytes_ += op.req_bytes;
-  const std::int64_t mss = k_->params().net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
-  const Nanos depart = now + p_.client_tx_ns;
-  for (std::int64_t left = op.req_bytes; left > 0;) {
-    const std::int64_t b = std::min(left, max_train);
-    const auto segs = static_cast<std::uint32_t>((b + mss - 1) / mss);
-    client_send(c.host, Train{c.sock, static_cast<std::uint32_t>(b), segs, false}, depart);
-    left -= b;
-  }
-}
-
-void Mutilate::client_send(int host, const Train& tr, Nanos depart) {
-  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
-  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  const Nanos on_link = client_ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
-  // The server NIC's ingress port is FIFO, so arrivals per NIC come in push order.
-  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
-  to_server_[static_cast<std::size_t>(path.nic)].push_back(tr);
-  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+  uplink_.send_message(c.host, c.sock, op.req_bytes, now + p_.client_tx_ns);
 }
 
 Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
@@ -397,25 +374,13 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
       drive_write_machine(c, k_->now());
       break;
     }
-    case kServerArrive: {
-      Fifo<Train>& q = to_server_[arg];
-      const Train tr = q.front();
-      q.pop_front();
-      RxEntry e;
-      e.sock = tr.sock;
-      e.segs = tr.segs;
-      e.bytes = tr.bytes;
-      e.ack_only = tr.ack_only;
-      k_->nic_rx(static_cast<int>(arg), e);
-      break;
-    }
     case kClientArrive: {
       const int sock = unpack_sock(arg);
       const std::uint32_t segs = unpack_segs(arg);
       Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(sock)])];
       const Nanos now = k_->now();
       c.resp_got += unpack_bytes(arg);
-      if (segs >= 2) client_send(c.host, Train{sock, 0, 1, true}, now);  // the client stack ACKs trains
+      if (segs >= 2) uplink_.send(c.host, Train{sock, 0, 1, true}, now);  // the client stack ACKs trains
       // read_callback(): complete responses, oldest first; the server fills in resp_bytes.
       while (!c.client_ops.empty() && c.client_ops.size() > c.server_ops.size()) {
         const Op op = c.client_ops.front();
@@ -431,7 +396,7 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
       ++retransmitted_;
       const int sock = unpack_sock(arg);
       const Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(sock)])];
-      client_send(c.host, Train{sock, unpack_bytes(arg), unpack_segs(arg), unpack_ack(arg)}, k_->now());
+      uplink_.send(c.host, Train{sock, unpack_bytes(arg), unpack_segs(arg), unpack_ack(arg)}, k_->now());
       break;
     }
     default:

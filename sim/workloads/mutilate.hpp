@@ -42,6 +42,7 @@
 
 #include "sim/core/fifo.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -234,32 +235,24 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
     Fifo<Op> server_ops{4};  // sent, not yet processed by the server
     std::int64_t resp_got = 0, req_got = 0;
   };
-  struct Train {
-    int sock;
-    std::uint32_t bytes, segs;
-    bool ack_only;
-  };
+  using Train = WireTrain;
   enum Kind : std::uint32_t { kIssueTimer = 1, kServerArrive = 2, kClientArrive = 3, kRetransmit = 4 };
 
   Proc<void> worker(Task& t, Epoll& ep);
   void drive_write_machine(Conn& c, Nanos now);
   void issue(Conn& c, Nanos now);
-  void client_send(int host, const Train& tr, Nanos depart);
   void finish_op(Conn& c, const Op& op, Nanos now);
 
   MutilateParams p_;
   mutilate::Generator keysize_, valuesize_, iagen_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Port> client_ports_;
   std::vector<Conn> conns_;
   std::vector<int> conn_of_sock_;
   std::vector<std::uint16_t> key_len_;     // per record
   std::vector<std::uint32_t> value_len_;   // per record: the stored value's length
   std::vector<Epoll*> epolls_;
-  std::vector<Fifo<Train>> to_server_;     // per server NIC, in arrival order (its ingress port is FIFO)
-  Fifo<Train> to_client_{1024};            // responses in client arrival order
-  Fifo<Train> retransmits_{64};
+  ClientUplink uplink_{kServerArrive};     // the idealised clients' sends to the server NICs
   CpuMask report_mask_;
   Nanos window_begin_ = 0, window_end_ = kNever;
   Nanos busy_at_begin_ = 0, busy_at_end_ = 0;

@@ -40,11 +40,8 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     if (paths_[h].kernel)
       throw ConfigError("/platform/clients/" + std::to_string(h) + "/full_kernel",
                         "expected false: the " + type_ + " workload drives an idealised client");
-    Port port;
-    port.ns_per_byte = 8.0 / paths_[h].bandwidth_gbps;
-    client_ports_.push_back(port);
   }
-  to_server_.resize(k.nics().size());
+  uplink_.setup(k, paths_);
   to_client_.resize(paths_.size());
   // Worker threads.
   const int n = k.nr_cpus();
@@ -121,24 +118,7 @@ void RpcServer::send_request(Flow& f, const Request& r) {
   if (send_log_) send_log_->push_back(r.sent);
   f.unread.push_back(r);
   f.waiting.push_back(r);
-  const std::int64_t mss = k_->params().net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
-  const Nanos depart = r.sent + p_.client_tx_ns;
-  for (std::int64_t left = r.request_size; left > 0;) {
-    const std::int64_t b = std::min(left, max_train);
-    const auto segs = static_cast<std::uint32_t>((b + mss - 1) / mss);
-    client_send(f.host, Train{f.sock, static_cast<std::uint32_t>(b), segs, false}, depart);
-    left -= b;
-  }
-}
-
-void RpcServer::client_send(int host, const Train& tr, Nanos depart) {
-  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
-  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  const Nanos on_link = client_ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
-  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
-  to_server_[static_cast<std::size_t>(path.nic)].push_back(tr);
-  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+  uplink_.send_message(f.host, f.sock, r.request_size, r.sent + p_.client_tx_ns);
 }
 
 Proc<void> RpcServer::worker(Worker& w) {
@@ -208,7 +188,7 @@ void RpcServer::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, b
 void RpcServer::client_receive(const Train& tr) {
   Flow& f = flows_[static_cast<std::size_t>(tr.sock)];
   const Nanos now = k_->now();
-  if (tr.segs >= 2) client_send(f.host, Train{tr.sock, 0, 1, true}, now);
+  if (tr.segs >= 2) uplink_.send(f.host, Train{tr.sock, 0, 1, true}, now);
   f.resp_got += tr.bytes;
   while (!f.waiting.empty() && f.resp_got >= static_cast<std::int64_t>(f.waiting.front().response_size)) {
     const Request r = f.waiting.front();
@@ -277,18 +257,6 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kTraceArrival:
       trace_arrival();
       break;
-    case kServerArrive: {
-      Fifo<Train>& q = to_server_[arg];
-      const Train tr = q.front();
-      q.pop_front();
-      RxEntry e;
-      e.sock = tr.sock;
-      e.segs = tr.segs;
-      e.bytes = tr.bytes;
-      e.ack_only = tr.ack_only;
-      k_->nic_rx(static_cast<int>(arg), e);
-      break;
-    }
     case kClientArrive: {
       Fifo<Train>& q = to_client_[arg];
       const Train tr = q.front();
@@ -300,7 +268,7 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       const Train tr = retransmits_.front();
       retransmits_.pop_front();
       ++retransmitted_;
-      client_send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
+      uplink_.send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
       break;
     }
     case kWorkerWake: {

@@ -34,6 +34,7 @@
 
 #include "sim/core/fifo.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -157,11 +158,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::int64_t srv_end = 0;    // stream offset of the end of the last framed request
     std::int64_t resp_got = 0;   // client: response bytes received for waiting.front()
   };
-  struct Train {
-    int sock;
-    std::uint32_t bytes, segs;
-    bool ack_only;
-  };
+  using Train = WireTrain;
   struct Worker {
     Task* task = nullptr;
     Epoll* ep = nullptr;
@@ -175,7 +172,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Proc<void> worker(Worker& w);
   void send_request(Flow& f, const Request& r);
   void new_request(Flow& f, Nanos at);  // app: draw sizes
-  void client_send(int host, const Train& tr, Nanos depart);
   void client_receive(const Train& tr);
   void after_response(Flow& f);
   void trace_arrival();
@@ -187,12 +183,11 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Distribution service_, block_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Port> client_ports_;
   std::vector<Flow> flows_;                 // indexed by socket id
   std::vector<int> flow_socks_;             // flow index -> socket id
   std::vector<std::unique_ptr<Worker>> workers_;
   Rng load_rng_{0};
-  std::vector<Fifo<Train>> to_server_;      // per server NIC, in arrival order (the ingress port is FIFO)
+  ClientUplink uplink_{kServerArrive};      // the idealised clients' sends to the server NICs
   std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
   Fifo<Train> retransmits_{16};
   std::size_t trace_next_ = 0;

@@ -27,11 +27,7 @@ void Stream::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoo
   const CpuMask srv_mask = CpuMask::parse(p_.netserver_cpus, n, "/workload/params/netserver_cpus");
   const CpuMask np_mask = CpuMask::parse(p_.netperf_cpus, n, "/workload/params/netperf_cpus");
   const std::vector<int> srv_cpus = cpus_of(srv_mask), np_cpus = cpus_of(np_mask);
-  for (const ClientPath& cp : paths_) {
-    Port port;
-    port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
-    client_ports_.push_back(port);
-  }
+  uplink_.setup(k, paths_);
   start_rng_ = rng.stream("stream/flows");
   Rng txhash = rng.stream("stream/sk_txhash");
   flows_.resize(static_cast<std::size_t>(p_.num_streams));
@@ -148,13 +144,8 @@ void Stream::client_push(Flow& f, Nanos at) {
 
 void Stream::client_send(Flow& f, std::int64_t bytes, Nanos depart) {
   const std::int64_t mss = k_->params().net.mss;
-  const ClientPath& path = paths_[static_cast<std::size_t>(f.host)];
   const auto segs = static_cast<std::uint32_t>((bytes + mss - 1) / mss);
-  const std::int64_t wire = bytes + static_cast<std::int64_t>(segs) * kWireOverheadBytes;
-  const Nanos on_link = client_ports_[static_cast<std::size_t>(f.host)].transmit(depart, wire);
-  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
-  to_server_.push_back(Train{f.sock, static_cast<std::uint32_t>(bytes), segs});
-  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+  uplink_.send(f.host, WireTrain{f.sock, static_cast<std::uint32_t>(bytes), segs, false}, depart);
 }
 
 void Stream::on_event(std::uint32_t kind, std::uint64_t arg) {
@@ -162,16 +153,6 @@ void Stream::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       client_push(flows_[arg], k_->now());
       break;
-    case kServerArrive: {
-      const Train tr = to_server_.front();
-      to_server_.pop_front();
-      RxEntry e;
-      e.sock = tr.sock;
-      e.segs = tr.segs;
-      e.bytes = tr.bytes;
-      k_->nic_rx(static_cast<int>(arg), e);
-      break;
-    }
     case kRetransmit: {
       const Train tr = retransmits_.front();
       retransmits_.pop_front();

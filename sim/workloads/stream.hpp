@@ -23,6 +23,7 @@
 
 #include "sim/core/fifo.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -108,10 +109,9 @@ class Stream : public Workload, public EventSink, public WirePeer {
   StreamParams p_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Port> client_ports_;
   std::vector<Flow> flows_;
   std::vector<int> flow_of_sock_;
-  Fifo<Train> to_server_{1024};
+  ClientUplink uplink_{kServerArrive};  // the idealised clients' sends to the server NICs
   Fifo<Train> retransmits_{64};
   Fifo<Train> lo_resends_{64};
   Rng start_rng_{0};

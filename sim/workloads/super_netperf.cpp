@@ -11,11 +11,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
   k_ = &k;
   paths_ = paths;
   k.set_peer(this);
-  for (const ClientPath& cp : paths_) {
-    Port port;
-    port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
-    client_ports_.push_back(port);
-  }
+  uplink_.setup(k, paths_);
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.netserver_cpus, n, "/workload/params/netserver_cpus");
   std::vector<int> cpus;
@@ -68,23 +64,7 @@ void SuperNetperf::send_request(Conn& c, Nanos at) {
   c.req_start = at;
   c.in_flight = true;
   ++sent_;
-  const std::int64_t mss = k_->params().net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
-  for (std::int64_t left = p_.request_size; left > 0;) {
-    const std::int64_t b = std::min(left, max_train);
-    client_send(c.host, Train{c.sock, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>((b + mss - 1) / mss), false},
-                at + p_.client_tx_ns);
-    left -= b;
-  }
-}
-
-void SuperNetperf::client_send(int host, const Train& tr, Nanos depart) {
-  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
-  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  const Nanos on_link = client_ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
-  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
-  to_server_.push_back(tr);
-  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+  uplink_.send_message(c.host, c.sock, p_.request_size, at + p_.client_tx_ns);
 }
 
 void SuperNetperf::on_event(std::uint32_t kind, std::uint64_t arg) {
@@ -92,22 +72,11 @@ void SuperNetperf::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(conns_[arg], k_->now());
       break;
-    case kServerArrive: {
-      const Train tr = to_server_.front();
-      to_server_.pop_front();
-      RxEntry e;
-      e.sock = tr.sock;
-      e.segs = tr.segs;
-      e.bytes = tr.bytes;
-      e.ack_only = tr.ack_only;
-      k_->nic_rx(static_cast<int>(arg), e);
-      break;
-    }
     case kRetransmit: {
       const Train tr = retransmits_.front();
       retransmits_.pop_front();
       ++retransmitted_;
-      client_send(conns_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
+      uplink_.send(conns_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
       break;
     }
     default:
@@ -120,7 +89,7 @@ void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs
   Conn& c = conns_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(c.host)];
   const Nanos at = wire_done + path.latency_ns + p_.client_rx_ns;
-  if (segs >= 2) client_send(c.host, Train{sock, 0, 1, true}, at);
+  if (segs >= 2) uplink_.send(c.host, Train{sock, 0, 1, true}, at);
   c.resp_got += bytes;
   if (c.resp_got < p_.response_size) return;
   c.resp_got -= p_.response_size;

@@ -16,6 +16,7 @@
 
 #include "sim/core/fifo.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -77,23 +78,17 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
     bool in_flight = false;
     std::uint64_t measured = 0;
   };
-  struct Train {
-    int sock;
-    std::uint32_t bytes, segs;
-    bool ack_only;
-  };
+  using Train = WireTrain;
   enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 3 };
   Proc<void> netserver_child(Task& t, int sock);
   void send_request(Conn& c, Nanos at);
-  void client_send(int host, const Train& tr, Nanos depart);
 
   SuperNetperfParams p_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Port> client_ports_;
   std::vector<Conn> conns_;  // indexed by socket id
   Rng start_rng_{0};
-  Fifo<Train> to_server_{1024};
+  ClientUplink uplink_{kServerArrive};  // the idealised clients' sends to the server NICs
   Fifo<Train> retransmits_{64};
   Nanos window_begin_ = 0, window_end_ = kNever;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;

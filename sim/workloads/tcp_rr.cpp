@@ -19,11 +19,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   k_ = &k;
   paths_ = paths;
   k.set_peer(this);
-  for (const ClientPath& cp : paths_) {
-    Port port;
-    port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
-    client_ports_.push_back(port);
-  }
+  uplink_.setup(k, paths_);
   // Server threads.
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
@@ -136,9 +132,8 @@ void TcpRr::ClientWire::on_transmit(int csock, std::uint32_t bytes, std::uint32_
   const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
   const ClientPath& path = w_.paths_[static_cast<std::size_t>(host_)];
   const std::int64_t wire = static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(segs) * kWireOverheadBytes;
-  const Nanos arrive = w_.k_->nic_ingress(path.nic, wire_done + path.latency_ns, wire);
-  w_.to_server_.push_back(Train{sock, bytes, segs, ack_only});
-  w_.k_->host().schedule(arrive, Prio::kWire, &w_, kServerArrive, static_cast<std::uint64_t>(path.nic));
+  w_.uplink_.arrive(path.nic, Train{sock, bytes, segs, ack_only},
+                    w_.k_->nic_ingress(path.nic, wire_done + path.latency_ns, wire));
 }
 
 void TcpRr::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
@@ -225,24 +220,7 @@ void TcpRr::send_request(Flow& f, Nanos at) {
   f.req_start = at;
   f.in_flight = true;
   ++sent_;
-  const std::int64_t mss = k_->params().net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
-  const Nanos depart = at + p_.client_tx_ns;
-  for (std::int64_t left = p_.request_size; left > 0;) {
-    const std::int64_t b = std::min(left, max_train);
-    const auto segs = static_cast<std::uint32_t>((b + mss - 1) / mss);
-    client_send(f.host, Train{f.sock, static_cast<std::uint32_t>(b), segs, false}, depart);
-    left -= b;
-  }
-}
-
-void TcpRr::client_send(int host, const Train& tr, Nanos depart) {
-  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
-  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  const Nanos on_link = client_ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
-  const Nanos arrive = k_->nic_ingress(path.nic, on_link + path.latency_ns, wire);
-  to_server_.push_back(tr);
-  k_->host().schedule(arrive, Prio::kWire, this, kServerArrive, static_cast<std::uint64_t>(path.nic));
+  uplink_.send_message(f.host, f.sock, p_.request_size, at + p_.client_tx_ns);
 }
 
 void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
@@ -250,17 +228,6 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(flows_[arg], k_->now());
       break;
-    case kServerArrive: {
-      const Train tr = to_server_.front();
-      to_server_.pop_front();
-      RxEntry e;
-      e.sock = tr.sock;
-      e.segs = tr.segs;
-      e.bytes = tr.bytes;
-      e.ack_only = tr.ack_only;
-      k_->nic_rx(static_cast<int>(arg), e);
-      break;
-    }
     case kClientNicArrive: {
       const Train tr = to_client_nic_[arg].front();
       to_client_nic_[arg].pop_front();
@@ -284,7 +251,7 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
       const Train tr = retransmits_.front();
       retransmits_.pop_front();
       ++retransmitted_;
-      client_send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
+      uplink_.send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
       break;
     }
     default:
@@ -309,7 +276,7 @@ void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool 
 void TcpRr::client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Nanos at) {
   Flow& f = flows_[static_cast<std::size_t>(sock)];
   f.resp_got += bytes;
-  if (segs >= 2) client_send(f.host, Train{sock, 0, 1, true}, at);
+  if (segs >= 2) uplink_.send(f.host, Train{sock, 0, 1, true}, at);
   if (f.resp_got < p_.response_size) return;
   f.resp_got -= p_.response_size;
   record_completion(f, at);

@@ -16,6 +16,7 @@
 
 #include "sim/core/fifo.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -102,11 +103,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     std::int64_t req_got = 0;    // server side (bytes of the current request read)
     bool in_flight = false;
   };
-  struct Train {
-    int sock;
-    std::uint32_t bytes, segs;
-    bool ack_only;
-  };
+  using Train = WireTrain;
   enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 4, kClientNicArrive = 5, kClientRetransmit = 6 };
   /// The wire seen from a full-kernel client host: its transmissions reach the server's NIC.
   class ClientWire : public WirePeer {
@@ -125,16 +122,14 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   Proc<void> server_thread(Task& t, Epoll& ep);
   void send_request(Flow& f, Nanos at);
   void client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Nanos at);
-  void client_send(int host, const Train& tr, Nanos depart);
 
   TcpRrParams p_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Port> client_ports_;
   std::vector<Flow> flows_;                 // indexed by socket id
   Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
-  Fifo<Train> to_server_{1024};             // in arrival order (the server port is FIFO)
+  ClientUplink uplink_{kServerArrive};      // the idealised clients' sends to the server NICs
   Fifo<Train> retransmits_{64};
   std::vector<std::unique_ptr<ClientWire>> client_wires_;
   std::vector<Fifo<Train>> to_client_nic_;     // per host, trains reaching a full-kernel client's NIC

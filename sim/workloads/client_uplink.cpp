@@ -1,0 +1,54 @@
+#include "sim/workloads/client_uplink.hpp"
+
+#include <algorithm>
+
+namespace napisim {
+
+void ClientUplink::setup(Kernel& k, const std::vector<ClientPath>& paths) {
+  k_ = &k;
+  paths_ = paths;
+  ports_.clear();
+  for (const ClientPath& cp : paths_) {
+    Port port;
+    port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
+    ports_.push_back(port);
+  }
+  to_nic_.assign(k.nics().size(), Fifo<WireTrain>{});
+}
+
+void ClientUplink::send_message(int host, int sock, std::int64_t bytes, Nanos depart) {
+  const std::int64_t mss = k_->params().net.mss;
+  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
+  for (std::int64_t left = bytes; left > 0;) {
+    const std::int64_t b = std::min(left, max_train);
+    send(host, WireTrain{sock, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>((b + mss - 1) / mss), false},
+         depart);
+    left -= b;
+  }
+}
+
+void ClientUplink::send(int host, const WireTrain& tr, Nanos depart) {
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
+  const Nanos on_link = ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
+  arrive(path.nic, tr, k_->nic_ingress(path.nic, on_link + path.latency_ns, wire));
+}
+
+void ClientUplink::arrive(int nic, const WireTrain& tr, Nanos at) {
+  to_nic_[static_cast<std::size_t>(nic)].push_back(tr);
+  k_->host().schedule(at, Prio::kWire, this, arrive_kind_, static_cast<std::uint64_t>(nic));
+}
+
+void ClientUplink::on_event(std::uint32_t /*kind*/, std::uint64_t arg) {
+  Fifo<WireTrain>& q = to_nic_[arg];
+  const WireTrain tr = q.front();
+  q.pop_front();
+  RxEntry e;
+  e.sock = tr.sock;
+  e.segs = tr.segs;
+  e.bytes = tr.bytes;
+  e.ack_only = tr.ack_only;
+  k_->nic_rx(static_cast<int>(arg), e);
+}
+
+}  // namespace napisim

@@ -1,0 +1,50 @@
+// napisim: the idealised client's uplink, shared by every workload that drives one (tcp_rr, app,
+// trace, mutilate, super_netperf, stream). Per client host a line-rate Port (the client NIC), TCP
+// segmentation of a message into TSO trains of whole MSS (tcp_sendmsg -> tcp_write_xmit with
+// tso_max_bytes, net/ipv4/tcp_output.c), the link latency from the platform, and per server NIC the
+// FIFO of trains in flight: the NIC's ingress port (Kernel::nic_ingress) is FIFO, so trains reach a
+// NIC in the order they were queued for it. On arrival a train enters the NIC ring (nic_rx).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/event_queue.hpp"
+#include "sim/core/fifo.hpp"
+#include "sim/workloads/workload.hpp"
+
+namespace napisim {
+
+/// A TSO train on the wire: `segs` MSS segments carrying `bytes` of payload for socket `sock`.
+struct WireTrain {
+  int sock = -1;
+  std::uint32_t bytes = 0, segs = 0;
+  bool ack_only = false;
+};
+
+class ClientUplink : public EventSink {
+ public:
+  /// `arrive_kind`: the event kind arrivals are queued with (the owning workload's, so that a run's
+  /// event fingerprint does not depend on which object delivers them).
+  explicit ClientUplink(std::uint32_t arrive_kind) : arrive_kind_(arrive_kind) {}
+
+  void setup(Kernel& k, const std::vector<ClientPath>& paths);
+  /// The client's send(): `bytes` on `sock` from client host `host`, leaving its stack at `depart`,
+  /// in trains of at most tso_max_bytes rounded down to whole MSS (at least one MSS).
+  void send_message(int host, int sock, std::int64_t bytes, Nanos depart);
+  /// One train onto client host `host`'s link at `depart`.
+  void send(int host, const WireTrain& tr, Nanos depart);
+  /// A train that reaches server NIC `nic` at `at` (already past the ingress port).
+  void arrive(int nic, const WireTrain& tr, Nanos at);
+
+  void on_event(std::uint32_t kind, std::uint64_t arg) override;
+
+ private:
+  std::uint32_t arrive_kind_;
+  Kernel* k_ = nullptr;
+  std::vector<ClientPath> paths_;
+  std::vector<Port> ports_;                 // per client host
+  std::vector<Fifo<WireTrain>> to_nic_;     // per server NIC, in arrival order
+};
+
+}  // namespace napisim
