@@ -85,14 +85,12 @@ struct RxEntry {
 /// NUMA cost of touching a NIC's packet memory from `cpu`. The device's rings and page pool are
 /// allocated on its node (dev_to_node(); NicParams::numa_node) and the NIC DMAs packets there, so a
 /// CPU of another node refills the descriptor, headers and skb from remote memory: the topology's
-/// remote_node_penalty_ns scaled by SLIT distance / 10 (Topology::handoff_penalty's rule), once per
+/// remote_node_penalty_ns scaled by SLIT distance / 10 (Topology::node_penalty), once per
 /// skb the driver builds and once per recvmsg() that copies payload out. 0 on the NIC's node.
 /// Eric Dumazet (2020-08-04, 2020-10-02): NIC processing must stay on the NUMA-local CPUs named by
 /// smp_affinity.
 inline Nanos numa_remote_ns(const Topology& topo, int cpu, int nic_node) {
-  const int node = topo.node_of(cpu);
-  if (node == nic_node) return 0;
-  return (topo.params().remote_node_penalty_ns * topo.node_distance(node, nic_node) + 5) / 10;
+  return topo.node_penalty(topo.node_of(cpu), nic_node);
 }
 
 /// A transmit port: line-rate serialization, FIFO.

@@ -396,7 +396,12 @@ Nanos Topology::handoff_penalty(int from, int to) const {
   const int na = node_of(from), nb = node_of(to);
   if (na == nb)
     return params_.remote_llc_penalty_ns;
-  const double scaled = static_cast<double>(params_.remote_node_penalty_ns) * distance_(na, nb) / 10.0;
+  return node_penalty(na, nb);
+}
+
+Nanos Topology::node_penalty(int node_a, int node_b) const {
+  if (node_a == node_b) return 0;
+  const double scaled = static_cast<double>(params_.remote_node_penalty_ns) * distance_(node_a, node_b) / 10.0;
   return static_cast<Nanos>(std::llround(scaled));
 }
 

@@ -160,6 +160,8 @@ public:
   /// `to`: 0 on the same core or LLC; remote_llc_penalty_ns within a node; across nodes
   /// remote_node_penalty_ns * distance / 10 (rounded to the nearest ns).
   Nanos handoff_penalty(int from, int to) const;
+  /// Cross-node part of it: remote_node_penalty_ns * distance / 10 (rounded), 0 on the same node.
+  Nanos node_penalty(int node_a, int node_b) const;
   /// Node distance matrix (nr_nodes x nr_nodes, SLIT units).
   const Eigen::MatrixXd& distance() const { return distance_; }
 
