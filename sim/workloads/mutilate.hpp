@@ -141,6 +141,10 @@ struct MutilateParams {
   std::int64_t maxevents = 32;             // libevent's initial epoll nevents (epoll.c INITIAL_NEVENT)
   std::int64_t read_buffer = 16384;        // bytes per read() (memcached grows rbuf as needed)
   std::int64_t epoll_timeout = -1;         // -1 blocks; 0: the event loop spins on epoll_wait
+  // User-space costs, defaults [INFER]: a few hundred ns to ~2 us per command, so that with the
+  // kernel's per-request costs a query lands inside the 6,900-43,700 cycles per query (2.3-15 us at
+  // 3 GHz) the IRQ-suspension v7 cover letter measured (kernel-napi.md 3.3, 8.5); set_ns_per_kb is a
+  // user-space memcpy at ~12.5 GB/s. scenarios/karsten2024 raises get_ns (see its description).
   std::int64_t event_ns = 400;             // libevent dispatch + drive_machine per ready connection
   std::int64_t get_ns = 1500;              // process_get_command: tokenize, hash, item_get, build iov
   std::int64_t set_ns = 2000;              // process_update_command + complete_nread: item_alloc, link
