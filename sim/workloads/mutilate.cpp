@@ -451,18 +451,7 @@ void Mutilate::report(Json& summary, Json& workload) const {
   const double qps = secs > 0 ? static_cast<double>(total) / secs : 0.0;
   summary["transactions"] = total;
   summary["throughput"] = qps;
-  Json lat;
-  lat["count"] = hist_.count();
-  lat["min"] = hist_.min();
-  lat["max"] = hist_.max();
-  lat["mean"] = hist_.mean();
-  lat["stddev"] = hist_.stddev();
-  for (double p : {50.0, 90.0, 95.0, 99.0, 99.9}) {
-    char key[16];
-    std::snprintf(key, sizeof key, "p%g", p);
-    lat[key] = hist_.percentile(p);
-  }
-  summary["latency_ns"] = lat;
+  summary["latency_ns"] = latency_json(hist_, {50, 90, 95, 99, 99.9});
   const double busy = static_cast<double>(busy_at_end_ - busy_at_begin_);
   const double window_ns = static_cast<double>(window_end_ - window_begin_);
   const double cpu_ns_per_query = total > 0 ? busy / static_cast<double>(total) : 0.0;

@@ -9,17 +9,12 @@
 namespace napisim {
 
 namespace {
-std::string pct_key(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "p%g", p);
-  return buf;
-}
 
 Json summarize(const Histogram& h, const std::vector<double>& ps) {
   Json j;
   j["count"] = h.count();
   j["mean"] = h.mean();
-  for (double p : ps) j[pct_key(p)] = h.percentile(p);
+  for (double p : ps) j[percentile_key(p)] = h.percentile(p);
   j["max"] = h.max();
   return j;
 }
@@ -297,18 +292,7 @@ void RpcServer::report(Json& summary, Json& workload) const {
   summary["transactions"] = measured_;
   summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
   summary["offered_rps"] = secs > 0 ? static_cast<double>(sent_in_window_) / secs : 0.0;
-  Json lat;
-  lat["count"] = hist_.count();
-  lat["min"] = hist_.min();
-  lat["max"] = hist_.max();
-  lat["mean"] = hist_.mean();
-  lat["stddev"] = hist_.stddev();
-  std::vector<double> ps = {50, 90, 95, 99, 99.9, 99.99};
-  for (double p : p_.percentiles)
-    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
-  std::sort(ps.begin(), ps.end());
-  for (double p : ps) lat[pct_key(p)] = hist_.percentile(p);
-  summary["latency_ns"] = lat;
+  summary["latency_ns"] = latency_json(hist_, report_percentiles(p_.percentiles));
   // Kicinski's "App Overld": share of requests that waited in the application past the threshold.
   summary["app_overload_pct"] = started_ > 0 ? 100.0 * static_cast<double>(overloaded_) / static_cast<double>(started_) : 0.0;
   Json app;

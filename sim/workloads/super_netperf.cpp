@@ -115,18 +115,7 @@ void SuperNetperf::report(Json& summary, Json& workload) const {
   // super_netperf sums the instances' "Trans. Rate per sec" column.
   summary["transactions"] = measured_;
   summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
-  Json lat;
-  lat["count"] = hist_.count();
-  lat["min"] = hist_.min();
-  lat["max"] = hist_.max();
-  lat["mean"] = hist_.mean();
-  lat["stddev"] = hist_.stddev();
-  for (double p : {50.0, 90.0, 99.0, 99.9}) {
-    char key[16];
-    std::snprintf(key, sizeof key, "p%g", p);
-    lat[key] = hist_.percentile(p);
-  }
-  summary["latency_ns"] = lat;
+  summary["latency_ns"] = latency_json(hist_, {50, 90, 99, 99.9});
   // The spread of per-instance rates (a starved instance shows up here, not in the sum).
   double lo = 1e300, hi = 0;
   for (const Conn& c : conns_) {

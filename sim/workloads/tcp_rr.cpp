@@ -7,14 +7,6 @@
 
 namespace napisim {
 
-namespace {
-std::string pct_key(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "p%g", p);
-  return buf;
-}
-}  // namespace
-
 void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) {
   k_ = &k;
   paths_ = paths;
@@ -295,18 +287,7 @@ void TcpRr::report(Json& summary, Json& workload) const {
   const double secs = to_seconds(end - window_begin_);
   summary["transactions"] = measured_;
   summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
-  Json lat;
-  lat["count"] = hist_.count();
-  lat["min"] = hist_.min();
-  lat["max"] = hist_.max();
-  lat["mean"] = hist_.mean();
-  lat["stddev"] = hist_.stddev();
-  std::vector<double> ps = {50, 90, 95, 99, 99.9, 99.99};
-  for (double p : p_.percentiles)
-    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
-  std::sort(ps.begin(), ps.end());
-  for (double p : ps) lat[pct_key(p)] = hist_.percentile(p);
-  summary["latency_ns"] = lat;
+  summary["latency_ns"] = latency_json(hist_, report_percentiles(p_.percentiles));
   workload["type"] = "tcp_rr";
   workload["num_flows"] = p_.num_flows;
   workload["num_threads"] = p_.num_threads;

@@ -1,5 +1,8 @@
 #include "sim/workloads/workload.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "sim/params/fields.hpp"
 #include "sim/workloads/tcp_rr.hpp"
 #include "sim/workloads/stream.hpp"
@@ -9,6 +12,31 @@
 #include "sim/workloads/trace.hpp"
 
 namespace napisim {
+
+std::string percentile_key(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%g", p);
+  return buf;
+}
+
+std::vector<double> report_percentiles(const std::vector<double>& requested) {
+  std::vector<double> ps = {50, 90, 95, 99, 99.9, 99.99};
+  for (double p : requested)
+    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+  std::sort(ps.begin(), ps.end());
+  return ps;
+}
+
+Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
+  Json lat;
+  lat["count"] = h.count();
+  lat["min"] = h.min();
+  lat["max"] = h.max();
+  lat["mean"] = h.mean();
+  lat["stddev"] = h.stddev();
+  for (double p : percentiles) lat[percentile_key(p)] = h.percentile(p);
+  return lat;
+}
 
 std::vector<std::string> workload_types() { return {"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"}; }
 

@@ -46,6 +46,13 @@ class Workload {
   virtual const Histogram* latency_histogram() const { return nullptr; }
 };
 
+/// "p50", "p99.9": the key a percentile has in results (neper's latency_p%g).
+std::string percentile_key(double p);
+/// neper's report percentiles: 50, 90, 95, 99, 99.9, 99.99 and the -p values, sorted, no duplicates.
+std::vector<double> report_percentiles(const std::vector<double>& requested);
+/// The summary's `latency_ns` object: count, min, max, mean, stddev and `percentiles` in order.
+Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
+
 /// Creates the workload named by `type` with its params (strict parse, pointer errors).
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path);
 /// Strict parse of a workload's params, returned with every default spelled out.
