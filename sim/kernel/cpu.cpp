@@ -33,23 +33,33 @@ std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
 
 void Kernel::update_exec_slow(Cpu& c) {
   const Nanos now = host_.now();
-  const Nanos dt = now - c.last_update;
-  if (dt <= 0) return;
-  c.last_update = now;
-  c.time[static_cast<int>(c.acct_cls)] += dt;
+  if (now <= c.last_update) return;
   // Work done by the running segment since it (re)started.
   const Nanos ran = now - c.seg_start;
-  if (ran <= 0) return;
-  int level;
-  Slot* s = top_slot(c, &level);
-  const Nanos work = ran * c.speed_milli / 1000;
-  if (level == 0 && c.switch_remaining > 0) {
-    c.switch_remaining = std::max<Nanos>(0, c.switch_remaining - work);
-  } else if (s && s->remaining > 0 && !s->waiting) {
-    s->remaining = std::max<Nanos>(0, s->remaining - work);
+  if (ran > 0) {
+    int level;
+    Slot* s = top_slot(c, &level);
+    const Nanos work = ran * c.speed_milli / 1000;
+    if (level == 0 && c.switch_remaining > 0) {
+      c.switch_remaining = std::max<Nanos>(0, c.switch_remaining - work);
+    } else if (s && s->remaining > 0 && !s->waiting) {
+      // A chain's part boundaries passed since seg_start: the time up to each is its part's.
+      while (s->tail > 0 && work >= s->remaining - s->tail) {
+        const Nanos cross = c.seg_start + ((s->remaining - s->tail) * 1000 + c.speed_milli - 1) / c.speed_milli;
+        if (cross > c.last_update) {
+          c.time[static_cast<int>(c.acct_cls)] += cross - c.last_update;
+          c.last_update = cross;
+        }
+        s->next_part();
+        c.acct_cls = s->cls;
+      }
+      s->remaining = std::max<Nanos>(0, s->remaining - work);
+    }
+    if (level == 0 || (!kp_.irq_time_accounting && c.curr)) c.task_exec_accum += ran;
+    c.seg_start = now;
   }
-  if (level == 0 || (!kp_.irq_time_accounting && c.curr)) c.task_exec_accum += ran;
-  c.seg_start = now;
+  c.time[static_cast<int>(c.acct_cls)] += now - c.last_update;
+  c.last_update = now;
 }
 
 void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost) {
@@ -69,10 +79,45 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   }
   s->h = h;
   s->remaining = cost;
+  s->clear_chain();
   s->cls = ctx.cls;
   s->waiting = false;
   // Return to user mode is a preemption point in every preemption model.
   if (ctx.task && ctx.cls == CpuClass::kUser && c.need_resched && c.curr == ctx.task && !c.hardirq.active &&
+      !c.softirq.active) {
+    schedule(c);
+  }
+  dispatch(c);
+}
+
+void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n, bool from_user) {
+  Cpu& c = cpu(t.cpu);
+  update_exec(c);
+  Slot& s = t.slot;
+  Nanos total = 0;
+  for (int i = 0; i < n; ++i) {
+    Nanos cost = parts[i].cost;
+    if (cost_sigma_ > 0) {
+      const double f = c.cost_rng.lognormal(cost_mu_, cost_sigma_);
+      cost = std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
+    }
+    if (i == 0) {
+      cost += t.migrate_penalty;
+      t.migrate_penalty = 0;
+    } else {
+      s.next_cls[static_cast<std::size_t>(i - 1)] = parts[i].cls;
+      s.next_work[static_cast<std::size_t>(i - 1)] = cost;
+    }
+    total += cost;
+  }
+  s.h = h;
+  s.remaining = total;
+  s.n_next = static_cast<std::uint8_t>(n - 1);
+  s.tail = 0;
+  for (int i = 0; i < n - 1; ++i) s.tail += s.next_work[static_cast<std::size_t>(i)];
+  s.cls = parts[0].cls;
+  s.waiting = false;
+  if ((from_user || parts[0].cls == CpuClass::kUser) && c.need_resched && c.curr == &t && !c.hardirq.active &&
       !c.softirq.active) {
     schedule(c);
   }
@@ -84,6 +129,7 @@ Cpu& Kernel::park(Task& t, std::coroutine_handle<> h, bool waiting) {
   update_exec(c);
   t.slot.h = h;
   t.slot.remaining = 0;
+  t.slot.clear_chain();
   t.slot.waiting = waiting;
   return c;
 }
@@ -114,6 +160,7 @@ void Kernel::arm_segment(Cpu& c) {
   bool busy = true;
   CpuClass cls = CpuClass::kIdle;
   c.ready = false;
+  c.part_stop = false;
   if (level == 0 && c.switch_remaining > 0) {
     cls = CpuClass::kSystem;
     c.seg_start = std::max(c.seg_start, now);
@@ -121,7 +168,11 @@ void Kernel::arm_segment(Cpu& c) {
   } else if (s && s->remaining > 0 && !s->waiting) {
     cls = s->cls;
     c.seg_start = std::max(c.seg_start, now);
-    rearm(c, c.seg_start + (s->remaining * 1000 + c.speed_milli - 1) / c.speed_milli);
+    // While need_resched is set, a chain stops at its next part boundary: the preemption point
+    // that exec() calls one after the other would have offered there.
+    c.part_stop = s->tail > 0 && c.need_resched;
+    const Nanos work = c.part_stop ? s->remaining - s->tail : s->remaining;
+    rearm(c, c.seg_start + (work * 1000 + c.speed_milli - 1) / c.speed_milli);
   } else if (s && s->h && !s->waiting) {
     // Ready to be resumed now: inside an event handler for c, run_ready() resumes it directly;
     // otherwise (a wakeup initiated from another CPU) a timer at now does.
@@ -245,12 +296,21 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       Cpu& c = cpu(static_cast<int>(arg));
       c.seg_timer.fired();
       handler_cpu_ = c.id;
+      const bool part_stop = c.part_stop;
+      c.part_stop = false;
       update_exec(c);
       int level;
       Slot* s = top_slot(c, &level);
       if (level == 0 && c.switch_remaining > 0) {
         c.switch_remaining = 0;
         arm_segment(c);
+      } else if (part_stop && s && s->remaining > 0 && !s->waiting) {
+        // A chain's part boundary, stopped at because need_resched is set: the checks
+        // begin_segment() makes for a new segment of the next part's class.
+        if (level == 0 && s->cls == CpuClass::kUser && c.need_resched && !c.hardirq.active && !c.softirq.active) {
+          schedule(c);
+        }
+        dispatch(c);
       } else if (s && s->h && !s->waiting) {
         // What arm_segment() does for a slot whose segment just ended: it is ready now, on the
         // same class, and the CPU stays busy (update_exec() brought seg_start up to now).
@@ -260,7 +320,10 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
         c.acct_cls = s->cls;
         if (!c.busy) set_smt_busy(c, true);
       } else {
-        if (s) s->remaining = 0;
+        if (s) {
+          s->remaining = 0;
+          s->clear_chain();
+        }
         arm_segment(c);  // marks the top slot ready
       }
       run_ready(c);

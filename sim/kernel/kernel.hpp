@@ -112,6 +112,7 @@ struct Cpu {
   int speed_milli = 1000;        // SMT: per-thread speed while the sibling is busy
   bool busy = false;
   bool ready = false;            // the top slot waits to be resumed now
+  bool part_stop = false;        // seg_timer stops at a chain's part boundary, not its end
   CpuClass acct_cls = CpuClass::kIdle;
   std::array<Nanos, kNumCpuClasses> time{};
   Nanos task_exec_accum = 0;     // task time not yet charged with update_curr()
@@ -200,9 +201,36 @@ class Kernel : public EventSink, public WakeView {
   };
   /// Consume `cost` ns of CPU in `ctx` (scaled by SMT speed; preemptible by higher levels).
   ExecAwait exec(const Ctx& ctx, Nanos cost) { return ExecAwait{*this, ctx, cost}; }
+  struct ChainAwait {
+    ChainAwait(Kernel& k_, Task& t_, bool from_user_, const ExecPart (&list)[Slot::kMaxNext + 1])
+        : k(k_), t(t_), from_user(from_user_) {
+      for (const ExecPart& p : list)
+        if (p.cost > 0) parts[n++] = p;
+    }
+    Kernel& k;
+    Task& t;
+    ExecPart parts[Slot::kMaxNext + 1];
+    int n = 0;
+    bool from_user = false;
+    bool await_ready() const noexcept { return n == 0; }
+    void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts, n, from_user); }
+    void await_resume() const noexcept {}
+  };
+  /// The same as `co_await exec(task_ctx(t, p.cls), p.cost)` for each part in turn, when nothing
+  /// the task does between them can be seen by others (no wakeup, no transmit, no socket change):
+  /// one segment instead of one per part. Each part draws its own cost variability; the
+  /// preemption points between parts are kept (a part boundary is stopped at while need_resched
+  /// is set, as begin_segment()/dispatch() would see it). Zero-cost parts are skipped, as exec() skips them.
+  /// `from_user`: the task starts the chain in user mode (a syscall returned just before), the
+  /// return-to-user preemption point a first kUser part would offer.
+  ChainAwait exec_chain(Task& t, bool from_user, ExecPart a, ExecPart b, ExecPart c = {}, ExecPart d = {}) {
+    const ExecPart parts[Slot::kMaxNext + 1] = {a, b, c, d};
+    return ChainAwait(*this, t, from_user, parts);
+  }
   Ctx task_ctx(Task& t, CpuClass cls) const { return Ctx{t.cpu, &t, 0, cls}; }
   static int ctx_cpu(const Ctx& ctx) { return ctx.task ? ctx.task->cpu : ctx.cpu; }
   void begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost);
+  void begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n, bool from_user);
   /// Suspends task `t` at `h` with no CPU work pending (accounting brought up to now); `waiting`
   /// marks a slot that must not be resumed until something clears it. Returns t's CPU.
   Cpu& park(Task& t, std::coroutine_handle<> h, bool waiting);
@@ -312,7 +340,17 @@ class Kernel : public EventSink, public WakeView {
   void sk_data_ready(Ctx ctx, Socket& s);
   /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
   Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1);
+  /// ep_send_events(): moves up to `maxevents` ready sockets to `out`.
+  void ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
+  /// sys_recv() in two halves, for callers that chain its CPU time with other work (exec_chain):
+  /// recv_take() dequeues the data now (tcp_recvmsg) and returns the bytes and the syscall's
+  /// cost; recv_done() runs after that cost (tcp_cleanup_rbuf's window update, flow-control
+  /// sockets only).
+  std::int64_t recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos* cost);
+  Proc<void> recv_done(Task& t, Socket& s, std::int64_t n);
+  /// The CPU cost of sys_send() (tcp_sendmsg, TSO, copy); its transmit follows that cost.
+  Nanos send_cost(Task& t, Socket& s, std::int64_t bytes);
   /// A blocking recv() without epoll: sk_busy_loop() if SO_BUSY_POLL, then sk_wait_data() until the
   /// receive queue has data, then tcp_recvmsg (tcp_recvmsg_locked, net/ipv4/tcp.c).
   Proc<std::int64_t> sys_recv_wait(Task& t, Socket& s, std::int64_t max_bytes);

@@ -95,6 +95,7 @@ void Kernel::start_task(Task& t, int cpu_id) {
   t.slot.h = t.body.handle();
   t.slot.active = true;
   t.slot.remaining = 0;
+  t.slot.clear_chain();
   t.slot.cls = t.kind == TaskKind::kUser ? CpuClass::kUser : CpuClass::kKthread;
   t.body.handle().promise().on_done = [](void* p) {
     auto* a = static_cast<std::pair<Kernel*, Task*>*>(p);

@@ -99,19 +99,31 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
   wake_up(ep->wq, ctx_cpu(ctx));
 }
 
+void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out) {
+  out.clear();
+  while (!ep.ready.empty() && static_cast<int>(out.size()) < maxevents) {
+    const int id = ep.ready.front();
+    ep.ready.pop_front();
+    socket(id).on_ready_list = false;
+    out.push_back(id);
+  }
+  // ep_try_send_events() -> ep_suspend_napi_irqs() (v6.13 IRQ suspension)
+  if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
+}
+
 Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout) {
-  co_await exec(task_ctx(t, CpuClass::kSystem), costs_.syscall_ns + costs_.epoll_wait_ns);
+  const Nanos entry = costs_.syscall_ns + costs_.epoll_wait_ns;
+  if (!ep.ready.empty() && !ep.prefer_busy_poll) {
+    // Events already queued: ep_poll() finds them at once, so the entry and the transfer are one
+    // stretch of system time (the ready list is read as the call starts).
+    ep_send_events(t, ep, maxevents, out);
+    co_await exec(task_ctx(t, CpuClass::kSystem), entry + static_cast<Nanos>(out.size()) * costs_.epoll_event_ns);
+    co_return static_cast<int>(out.size());
+  }
+  co_await exec(task_ctx(t, CpuClass::kSystem), entry);
   for (;;) {
     if (!ep.ready.empty()) {
-      out.clear();
-      while (!ep.ready.empty() && static_cast<int>(out.size()) < maxevents) {
-        const int id = ep.ready.front();
-        ep.ready.pop_front();
-        socket(id).on_ready_list = false;
-        out.push_back(id);
-      }
-      // ep_try_send_events() -> ep_suspend_napi_irqs() (v6.13 IRQ suspension)
-      if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
+      ep_send_events(t, ep, maxevents, out);
       co_await exec(task_ctx(t, CpuClass::kSystem), static_cast<Nanos>(out.size()) * costs_.epoll_event_ns);
       co_return static_cast<int>(out.size());
     }
@@ -121,7 +133,7 @@ Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>
   }
 }
 
-Proc<std::int64_t> Kernel::sys_recv(Task& t, Socket& s, std::int64_t max_bytes) {
+std::int64_t Kernel::recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos* cost) {
   const std::int64_t n = std::min(s.rx_avail, max_bytes);
   s.rx_avail -= n;
   s.rfs_cpu = t.cpu;  // sock_rps_record_flow()
@@ -129,14 +141,24 @@ Proc<std::int64_t> Kernel::sys_recv(Task& t, Socket& s, std::int64_t max_bytes) 
   const Nanos remote = n > 0 && s.nic >= 0
                            ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
                            : 0;
-  co_await exec(task_ctx(t, CpuClass::kSystem),
-                costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote);
+  *cost = costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote;
+  return n;
+}
+
+Proc<void> Kernel::recv_done(Task& t, Socket& s, std::int64_t n) {
   // tcp_cleanup_rbuf(): a window update once reading has at least doubled the advertised window.
   if (s.rcvbuf > 0 && n > 0 && s.rcv_wnd < s.rcvbuf / 2 && s.rcvbuf - s.rx_avail >= 2 * s.rcv_wnd) {
     local_bh_disable(t);
     nic_transmit(task_ctx(t, CpuClass::kSystem), s, 0, true);
     co_await local_bh_enable(t);
   }
+}
+
+Proc<std::int64_t> Kernel::sys_recv(Task& t, Socket& s, std::int64_t max_bytes) {
+  Nanos cost;
+  const std::int64_t n = recv_take(t, s, max_bytes, &cost);
+  co_await exec(task_ctx(t, CpuClass::kSystem), cost);
+  if (s.rcvbuf > 0) co_await recv_done(t, s, n);
   co_return n;
 }
 
@@ -148,12 +170,15 @@ Proc<std::int64_t> Kernel::sys_recv_wait(Task& t, Socket& s, std::int64_t max_by
   co_return co_await sys_recv(t, s, max_bytes);
 }
 
-Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
+Nanos Kernel::send_cost(Task& t, Socket& s, std::int64_t bytes) {
   const std::int64_t tso = std::max<std::int64_t>(1, (bytes + kp_.net.tso_max_bytes - 1) / kp_.net.tso_max_bytes);
   s.rfs_cpu = t.cpu;
   const Nanos lo = s.lo_peer >= 0 ? lo_xmit_skbs(bytes) * costs_.rps_enqueue_ns : 0;  // __netif_rx per skb
-  co_await exec(task_ctx(t, CpuClass::kSystem), costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns +
-                                                    bytes * costs_.copy_ns_per_kb / 1024 + lo);
+  return costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns + bytes * costs_.copy_ns_per_kb / 1024 + lo;
+}
+
+Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
+  co_await exec(task_ctx(t, CpuClass::kSystem), send_cost(t, s, bytes));
   if (s.lo_peer < 0) {
     nic_transmit(task_ctx(t, CpuClass::kSystem), s, bytes, false);
     co_return;

@@ -5,6 +5,7 @@
 // carries its state across preemption and migration, as a task_struct does.
 #pragma once
 
+#include <array>
 #include <coroutine>
 #include <cstdint>
 #include <string>
@@ -25,13 +26,45 @@ enum class CpuClass : std::uint8_t { kIdle, kHardirq, kSoftirq, kKsoftirqd, kKth
 inline constexpr int kNumCpuClasses = static_cast<int>(CpuClass::kCount);
 const char* cpu_class_name(CpuClass c);
 
-/// The execution segment of one context level (hardirq, softirq, or a task).
-struct Slot {
-  std::coroutine_handle<> h;  // resumed when the segment ends (null: nothing to resume)
-  Nanos remaining = 0;        // work left in the current segment, ns at full core speed
+/// One part of a chained segment (Kernel::exec_chain): `cost` ns charged to `cls`.
+struct ExecPart {
   CpuClass cls = CpuClass::kSystem;
+  Nanos cost = 0;
+};
+
+/// The execution segment of one context level (hardirq, softirq, or a task).
+///
+/// A task's segment may be chained (Kernel::exec_chain): parts of different classes run back to
+/// back (a syscall's system time, then user time, then the next syscall) as one segment, so the
+/// simulator needs one event for the whole chain. `cls` is then the class of the part running
+/// now, and the parts after it wait in next_cls/next_work; update_exec_slow() moves across their
+/// boundaries and charges each part's time to its own class.
+struct Slot {
+  static constexpr int kMaxNext = 3;
+  std::coroutine_handle<> h;  // resumed when the segment ends (null: nothing to resume)
+  Nanos remaining = 0;        // work left in the current segment (all its parts), ns at full core speed
+  Nanos tail = 0;             // work of the parts after the current one (0: the last or only part)
+  CpuClass cls = CpuClass::kSystem;
+  std::uint8_t n_next = 0;    // parts after the current one
   bool active = false;        // the level is in use (for tasks: the body has not ended)
   bool waiting = false;       // suspended on something other than CPU work (softirq below it, IPI)
+  std::array<CpuClass, kMaxNext> next_cls{};
+  std::array<Nanos, kMaxNext> next_work{};
+  /// Ends any chain: the segment is one part again (remaining set by the caller).
+  void clear_chain() {
+    tail = 0;
+    n_next = 0;
+  }
+  /// Moves to the next part of a chain (its boundary has been reached).
+  void next_part() {
+    cls = next_cls[0];
+    tail -= next_work[0];
+    for (int i = 1; i < n_next; ++i) {
+      next_cls[static_cast<std::size_t>(i - 1)] = next_cls[static_cast<std::size_t>(i)];
+      next_work[static_cast<std::size_t>(i - 1)] = next_work[static_cast<std::size_t>(i)];
+    }
+    --n_next;
+  }
 };
 
 enum class TaskKind : std::uint8_t { kUser, kKsoftirqd, kKthread };

@@ -188,9 +188,22 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
-      // neper's per-event user-space work (state machine, bookkeeping): a return-to-user point.
-      co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
-      f.req_got += co_await k.sys_recv(t, s, p_.buffer_size);
+      // neper's event handler: read() (the data is taken as the syscall starts), its user-space
+      // work (state machine, bookkeeping), and write() of the response when the request is
+      // complete and the response fits one write: one chained segment, the transmit at its end.
+      Nanos recv_ns;
+      const std::int64_t got = k.recv_take(t, s, p_.buffer_size, &recv_ns);
+      f.req_got += got;
+      const bool one_send = s.lo_peer < 0 && f.req_got >= p_.request_size && f.req_got < 2 * p_.request_size &&
+                            p_.response_size <= p_.buffer_size;
+      const Nanos send_ns = one_send ? k.send_cost(t, s, p_.response_size) : 0;
+      co_await k.exec_chain(t, true, {CpuClass::kSystem, recv_ns}, {CpuClass::kUser, p_.server_user_ns},
+                            {CpuClass::kSystem, send_ns});
+      if (s.rcvbuf > 0) co_await k.recv_done(t, s, got);
+      if (one_send) {
+        f.req_got -= p_.request_size;
+        k.nic_transmit(k.task_ctx(t, CpuClass::kSystem), s, p_.response_size, false);
+      }
       while (f.req_got >= p_.request_size) {
         f.req_got -= p_.request_size;
         for (std::int64_t left = p_.response_size; left > 0;) {

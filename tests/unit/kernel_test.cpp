@@ -594,6 +594,112 @@ TEST(KernelTest, EevdfWokenTaskWithPositiveLagPreemptsAtOnce) {
   EXPECT_EQ(got[0], us(3501));
 }
 
+// ---- chained segments (Kernel::exec_chain) -------------------------------------------------
+
+/// A syscall, user work and a syscall, once, chained or as three exec() calls; records the end.
+Proc<void> syscall_user_syscall(Kernel& k, Task& t, bool chained, Nanos* done, WaitQueue& wq) {
+  if (chained) {
+    co_await k.exec_chain(t, false, {CpuClass::kSystem, us(2)}, {CpuClass::kUser, us(3)}, {CpuClass::kSystem, us(5)});
+  } else {
+    co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(2));
+    co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(3));
+    co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(5));
+  }
+  *done = k.now();
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
+  // sys 2 us + user 3 us + sys 5 us from t=0 on an idle CPU: done at 10 us, 7 us system and 3 us
+  // user, exactly as three exec() calls, with two CPU events fewer. The class in force is the
+  // part's: user between 2 and 5 us. A resched IPI (handler 1 us) at 3.5 us, inside the user
+  // part, delays the end by 1 us and leaves the split unchanged.
+  for (const bool irq : {false, true}) {
+    std::uint64_t events[2];
+    for (const bool chained : {false, true}) {
+      CostParams c = zero_costs();
+      c.ipi_handler_ns = 1000;
+      Rig r(shape(1), KernelParams{}, c);
+      At at(r.host);
+      WaitQueue wq;
+      Nanos done = -1;
+      CpuClass at_1us = CpuClass::kIdle, at_4us = CpuClass::kIdle, at_9us = CpuClass::kIdle;
+      Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+      start(r.k, t, syscall_user_syscall(r.k, t, chained, &done, wq));
+      auto cls_at = [&](Nanos when, CpuClass* out) {
+        at(when, [&r, out, &t] {
+          r.k.update_exec(r.cpu(0));
+          *out = t.slot.cls;
+        });
+      };
+      cls_at(us(1), &at_1us);
+      cls_at(us(4), &at_4us);
+      cls_at(us(9), &at_9us);
+      if (irq) r.k.raise_irq(0, Kernel::irq_code(Kernel::kIrqIpiResched, 0), us(3) + 500);
+      r.run_to(us(50));
+      r.settle();
+      SCOPED_TRACE(std::string(chained ? "chained" : "three exec()") + (irq ? " + IPI" : ""));
+      EXPECT_EQ(done, irq ? us(11) : us(10));
+      EXPECT_EQ(r.cpu(0).time[kSystem], us(7));
+      EXPECT_EQ(r.cpu(0).time[kUser], us(3));
+      EXPECT_EQ(r.cpu(0).time[kHardirq], irq ? 1000 : 0);
+      EXPECT_EQ(t.exec_ns, us(10));
+      EXPECT_EQ(at_1us, CpuClass::kSystem);
+      EXPECT_EQ(at_4us, CpuClass::kUser);
+      EXPECT_EQ(at_9us, CpuClass::kSystem);
+      events[chained] = r.host.events_processed();
+    }
+    EXPECT_EQ(events[0] - events[1], 2u) << "irq " << irq;
+  }
+}
+
+/// Chains of sys 100 us + user 100 us + sys 100 us forever (or the same as three exec() calls).
+Proc<void> chain_hog(Kernel& k, Task& t, bool chained) {
+  for (;;) {
+    if (chained) {
+      co_await k.exec_chain(t, false, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)},
+                            {CpuClass::kSystem, us(100)});
+    } else {
+      co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
+      co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
+      co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
+    }
+  }
+}
+
+Nanos chain_preempt_time(const std::string& preempt, bool chained) {
+  // CFS v5.10 as in CfsWakeupPreemptionOfLongSleeper: B, woken from CPU 1 at 10.5 ms, preempts A
+  // and the resched IPI lands at 10.501 ms. A's 35th chain started at 10.5 ms: it is in system
+  // code until 10.6 ms. Voluntary preemption waits for the return to user mode at 10.6 ms (the
+  // chain stops at that part boundary because need_resched is set); full preemption switches at
+  // the IPI's return.
+  KernelParams kp;
+  kp.sched.algo = "cfs";
+  kp.sched.preempt = preempt;
+  CostParams c = zero_costs();
+  c.ipi_latency_ns = 1000;
+  Rig r(shape(2), kp, c);
+  At at(r.host);
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& b = r.k.create_task("b", TaskKind::kUser, r.only(0));
+  start(r.k, b, sleeper(r.k, b, wq, &got, -1));
+  r.run_to(0);
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
+  start(r.k, a, chain_hog(r.k, a, chained));
+  at(us(10500), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  r.run_to(ms(12));
+  EXPECT_EQ(got.size(), 1u);
+  return got.empty() ? -1 : got[0];
+}
+
+TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
+  for (const bool chained : {false, true}) {
+    EXPECT_EQ(chain_preempt_time("voluntary", chained), us(10600)) << chained;
+    EXPECT_EQ(chain_preempt_time("full", chained), us(10501)) << chained;
+  }
+}
+
 // ---- RT and affinity -----------------------------------------------------------------------
 
 TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {
