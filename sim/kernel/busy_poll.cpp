@@ -151,6 +151,12 @@ Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
   co_await local_bh_enable(t);
 }
 
+bool Kernel::ep_busy_loop_on(const Epoll& ep) const {
+  const std::int64_t usecs = ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
+  const bool on = ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;
+  return (ep.event_poll_only && usecs > 0) || (ep.napi_id >= 0 && on);
+}
+
 Proc<bool> Kernel::ep_busy_loop(Task& t, Epoll& ep) {
   const std::int64_t usecs = ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
   const bool on = ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;

@@ -90,7 +90,7 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   dispatch(c);
 }
 
-void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n, bool from_user) {
+void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n) {
   Cpu& c = cpu(t.cpu);
   update_exec(c);
   Slot& s = t.slot;
@@ -105,8 +105,7 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* par
       cost += t.migrate_penalty;
       t.migrate_penalty = 0;
     } else {
-      s.next_cls[static_cast<std::size_t>(i - 1)] = parts[i].cls;
-      s.next_work[static_cast<std::size_t>(i - 1)] = cost;
+      s.next[static_cast<std::size_t>(i - 1)] = ExecPart{parts[i].cls, cost, parts[i].from_user};
     }
     total += cost;
   }
@@ -114,11 +113,11 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* par
   s.remaining = total;
   s.n_next = static_cast<std::uint8_t>(n - 1);
   s.tail = 0;
-  for (int i = 0; i < n - 1; ++i) s.tail += s.next_work[static_cast<std::size_t>(i)];
+  for (int i = 0; i < n - 1; ++i) s.tail += s.next[static_cast<std::size_t>(i)].cost;
   s.cls = parts[0].cls;
+  s.part_from_user = parts[0].from_user;
   s.waiting = false;
-  if ((from_user || parts[0].cls == CpuClass::kUser) && c.need_resched && c.curr == &t && !c.hardirq.active &&
-      !c.softirq.active) {
+  if (parts[0].preemption_point() && c.need_resched && c.curr == &t && !c.hardirq.active && !c.softirq.active) {
     schedule(c);
   }
   dispatch(c);
@@ -307,7 +306,8 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       } else if (part_stop && s && s->remaining > 0 && !s->waiting) {
         // A chain's part boundary, stopped at because need_resched is set: the checks
         // begin_segment() makes for a new segment of the next part's class.
-        if (level == 0 && s->cls == CpuClass::kUser && c.need_resched && !c.hardirq.active && !c.softirq.active) {
+        if (level == 0 && (s->cls == CpuClass::kUser || s->part_from_user) && c.need_resched && !c.hardirq.active &&
+            !c.softirq.active) {
           schedule(c);
         }
         dispatch(c);

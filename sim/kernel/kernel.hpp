@@ -202,35 +202,40 @@ class Kernel : public EventSink, public WakeView {
   /// Consume `cost` ns of CPU in `ctx` (scaled by SMT speed; preemptible by higher levels).
   ExecAwait exec(const Ctx& ctx, Nanos cost) { return ExecAwait{*this, ctx, cost}; }
   struct ChainAwait {
-    ChainAwait(Kernel& k_, Task& t_, bool from_user_, const ExecPart (&list)[Slot::kMaxNext + 1])
-        : k(k_), t(t_), from_user(from_user_) {
+    ChainAwait(Kernel& k_, Task& t_, const ExecPart (&list)[Slot::kMaxNext + 1]) : k(k_), t(t_) {
       for (const ExecPart& p : list)
         if (p.cost > 0) parts[n++] = p;
+      // A skipped part's return to user mode still happens before the next one.
+      for (int i = 0, j = 0; i < Slot::kMaxNext + 1; ++i) {
+        if (list[i].cost > 0) {
+          ++j;
+        } else if (list[i].from_user && j < n) {
+          parts[j].from_user = true;
+        }
+      }
     }
     Kernel& k;
     Task& t;
     ExecPart parts[Slot::kMaxNext + 1];
     int n = 0;
-    bool from_user = false;
     bool await_ready() const noexcept { return n == 0; }
-    void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts, n, from_user); }
+    void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts, n); }
     void await_resume() const noexcept {}
   };
   /// The same as `co_await exec(task_ctx(t, p.cls), p.cost)` for each part in turn, when nothing
   /// the task does between them can be seen by others (no wakeup, no transmit, no socket change):
   /// one segment instead of one per part. Each part draws its own cost variability; the
   /// preemption points between parts are kept (a part boundary is stopped at while need_resched
-  /// is set, as begin_segment()/dispatch() would see it). Zero-cost parts are skipped, as exec() skips them.
-  /// `from_user`: the task starts the chain in user mode (a syscall returned just before), the
-  /// return-to-user preemption point a first kUser part would offer.
-  ChainAwait exec_chain(Task& t, bool from_user, ExecPart a, ExecPart b, ExecPart c = {}, ExecPart d = {}) {
+  /// is set, and a part that starts in user mode checks it, as begin_segment()/dispatch() would).
+  /// Zero-cost parts are skipped, as exec() skips them.
+  ChainAwait exec_chain(Task& t, ExecPart a, ExecPart b, ExecPart c = {}, ExecPart d = {}) {
     const ExecPart parts[Slot::kMaxNext + 1] = {a, b, c, d};
-    return ChainAwait(*this, t, from_user, parts);
+    return ChainAwait(*this, t, parts);
   }
   Ctx task_ctx(Task& t, CpuClass cls) const { return Ctx{t.cpu, &t, 0, cls}; }
   static int ctx_cpu(const Ctx& ctx) { return ctx.task ? ctx.task->cpu : ctx.cpu; }
   void begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost);
-  void begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n, bool from_user);
+  void begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n);
   /// Suspends task `t` at `h` with no CPU work pending (accounting brought up to now); `waiting`
   /// marks a slot that must not be resumed until something clears it. Returns t's CPU.
   Cpu& park(Task& t, std::coroutine_handle<> h, bool waiting);
@@ -339,7 +344,12 @@ class Kernel : public EventSink, public WakeView {
   Nanos skb_cost(const Skb& skb) const;             // protocol cost charged before delivery
   void sk_data_ready(Ctx ctx, Socket& s);
   /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
-  Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1);
+  /// With `owed`, the call returns as the transfer of the events begins and leaves its CPU time
+  /// (ep_send_events, and the syscall entry when events were already queued) in *owed: the caller
+  /// charges it as the first part of its next exec_chain(), so that a handler that starts at once
+  /// costs no separate segment. Without it, epoll_wait() returns after that time.
+  Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1,
+                       Nanos* owed = nullptr);
   /// ep_send_events(): moves up to `maxevents` ready sockets to `out`.
   void ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
@@ -384,6 +394,8 @@ class Kernel : public EventSink, public WakeView {
   Proc<void> busy_poll_stop(Task& t, Napi& n, bool prefer, int budget);
   /// ep_busy_loop(): true if events became available.
   Proc<bool> ep_busy_loop(Task& t, Epoll& ep);
+  /// Whether ep_busy_loop() would poll or spin at all (net_busy_loop_on() / ep_busy_loop_on()).
+  bool ep_busy_loop_on(const Epoll& ep) const;
   void napi_suspend_irqs(Cpu& c, int napi_id);
   void napi_resume_irqs(Cpu& c, int napi_id);
   EpollParams& epoll_defaults() { return epoll_defaults_; }

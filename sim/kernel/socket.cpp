@@ -111,24 +111,35 @@ void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>&
   if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
 }
 
-Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout) {
+Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed) {
   const Nanos entry = costs_.syscall_ns + costs_.epoll_wait_ns;
   if (!ep.ready.empty() && !ep.prefer_busy_poll) {
     // Events already queued: ep_poll() finds them at once, so the entry and the transfer are one
     // stretch of system time (the ready list is read as the call starts).
     ep_send_events(t, ep, maxevents, out);
-    co_await exec(task_ctx(t, CpuClass::kSystem), entry + static_cast<Nanos>(out.size()) * costs_.epoll_event_ns);
+    const Nanos cost = entry + static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
+    if (owed) {
+      *owed = cost;
+    } else {
+      co_await exec(task_ctx(t, CpuClass::kSystem), cost);
+    }
     co_return static_cast<int>(out.size());
   }
   co_await exec(task_ctx(t, CpuClass::kSystem), entry);
   for (;;) {
     if (!ep.ready.empty()) {
       ep_send_events(t, ep, maxevents, out);
-      co_await exec(task_ctx(t, CpuClass::kSystem), static_cast<Nanos>(out.size()) * costs_.epoll_event_ns);
+      const Nanos cost = static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
+      if (owed) {
+        *owed = cost;
+      } else {
+        co_await exec(task_ctx(t, CpuClass::kSystem), cost);
+      }
       co_return static_cast<int>(out.size());
     }
+    if (owed) *owed = 0;
     if (timeout == 0) co_return 0;
-    if (co_await ep_busy_loop(t, ep)) continue;
+    if (ep_busy_loop_on(ep) && co_await ep_busy_loop(t, ep)) continue;
     co_await sleep_on(t, ep.wq);
   }
 }

@@ -26,10 +26,14 @@ enum class CpuClass : std::uint8_t { kIdle, kHardirq, kSoftirq, kKsoftirqd, kKth
 inline constexpr int kNumCpuClasses = static_cast<int>(CpuClass::kCount);
 const char* cpu_class_name(CpuClass c);
 
-/// One part of a chained segment (Kernel::exec_chain): `cost` ns charged to `cls`.
+/// One part of a chained segment (Kernel::exec_chain): `cost` ns charged to `cls`. `from_user`:
+/// the task is in user mode just before this part (it is a syscall made right after another
+/// returned), so its start is a return-to-user preemption point, as every kUser part's start is.
 struct ExecPart {
   CpuClass cls = CpuClass::kSystem;
   Nanos cost = 0;
+  bool from_user = false;
+  bool preemption_point() const { return from_user || cls == CpuClass::kUser; }
 };
 
 /// The execution segment of one context level (hardirq, softirq, or a task).
@@ -48,21 +52,20 @@ struct Slot {
   std::uint8_t n_next = 0;    // parts after the current one
   bool active = false;        // the level is in use (for tasks: the body has not ended)
   bool waiting = false;       // suspended on something other than CPU work (softirq below it, IPI)
-  std::array<CpuClass, kMaxNext> next_cls{};
-  std::array<Nanos, kMaxNext> next_work{};
+  bool part_from_user = false;  // the current part starts at a return to user mode
+  std::array<ExecPart, kMaxNext> next{};  // (class, work, from_user) of the parts after the current one
   /// Ends any chain: the segment is one part again (remaining set by the caller).
   void clear_chain() {
     tail = 0;
     n_next = 0;
+    part_from_user = false;
   }
   /// Moves to the next part of a chain (its boundary has been reached).
   void next_part() {
-    cls = next_cls[0];
-    tail -= next_work[0];
-    for (int i = 1; i < n_next; ++i) {
-      next_cls[static_cast<std::size_t>(i - 1)] = next_cls[static_cast<std::size_t>(i)];
-      next_work[static_cast<std::size_t>(i - 1)] = next_work[static_cast<std::size_t>(i)];
-    }
+    cls = next[0].cls;
+    part_from_user = next[0].from_user;
+    tail -= next[0].cost;
+    for (int i = 1; i < n_next; ++i) next[static_cast<std::size_t>(i - 1)] = next[static_cast<std::size_t>(i)];
     --n_next;
   }
 };

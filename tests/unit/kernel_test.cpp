@@ -599,7 +599,7 @@ TEST(KernelTest, EevdfWokenTaskWithPositiveLagPreemptsAtOnce) {
 /// A syscall, user work and a syscall, once, chained or as three exec() calls; records the end.
 Proc<void> syscall_user_syscall(Kernel& k, Task& t, bool chained, Nanos* done, WaitQueue& wq) {
   if (chained) {
-    co_await k.exec_chain(t, false, {CpuClass::kSystem, us(2)}, {CpuClass::kUser, us(3)}, {CpuClass::kSystem, us(5)});
+    co_await k.exec_chain(t, {CpuClass::kSystem, us(2)}, {CpuClass::kUser, us(3)}, {CpuClass::kSystem, us(5)});
   } else {
     co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(2));
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(3));
@@ -653,11 +653,15 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
   }
 }
 
-/// Chains of sys 100 us + user 100 us + sys 100 us forever (or the same as three exec() calls).
-Proc<void> chain_hog(Kernel& k, Task& t, bool chained) {
+/// Chains of sys 100 us + user 100 us + sys 100 us forever (or the same as three exec() calls);
+/// mode 2: three syscalls back to back, the second made right after the first returned.
+Proc<void> chain_hog(Kernel& k, Task& t, int mode) {
   for (;;) {
-    if (chained) {
-      co_await k.exec_chain(t, false, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)},
+    if (mode == 1) {
+      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)},
+                            {CpuClass::kSystem, us(100)});
+    } else if (mode == 2) {
+      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kSystem, us(100), true},
                             {CpuClass::kSystem, us(100)});
     } else {
       co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
@@ -667,7 +671,7 @@ Proc<void> chain_hog(Kernel& k, Task& t, bool chained) {
   }
 }
 
-Nanos chain_preempt_time(const std::string& preempt, bool chained) {
+Nanos chain_preempt_time(const std::string& preempt, int mode) {
   // CFS v5.10 as in CfsWakeupPreemptionOfLongSleeper: B, woken from CPU 1 at 10.5 ms, preempts A
   // and the resched IPI lands at 10.501 ms. A's 35th chain started at 10.5 ms: it is in system
   // code until 10.6 ms. Voluntary preemption waits for the return to user mode at 10.6 ms (the
@@ -686,7 +690,7 @@ Nanos chain_preempt_time(const std::string& preempt, bool chained) {
   start(r.k, b, sleeper(r.k, b, wq, &got, -1));
   r.run_to(0);
   Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
-  start(r.k, a, chain_hog(r.k, a, chained));
+  start(r.k, a, chain_hog(r.k, a, mode));
   at(us(10500), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
   r.run_to(ms(12));
   EXPECT_EQ(got.size(), 1u);
@@ -694,9 +698,10 @@ Nanos chain_preempt_time(const std::string& preempt, bool chained) {
 }
 
 TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
-  for (const bool chained : {false, true}) {
-    EXPECT_EQ(chain_preempt_time("voluntary", chained), us(10600)) << chained;
-    EXPECT_EQ(chain_preempt_time("full", chained), us(10501)) << chained;
+  // Mode 2's second part starts with a return to user mode at 10.6 ms too.
+  for (const int mode : {0, 1, 2}) {
+    EXPECT_EQ(chain_preempt_time("voluntary", mode), us(10600)) << mode;
+    EXPECT_EQ(chain_preempt_time("full", mode), us(10501)) << mode;
   }
 }
 
