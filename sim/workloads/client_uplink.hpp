@@ -22,7 +22,7 @@ struct WireTrain {
   bool ack_only = false;
 };
 
-class ClientUplink : public EventSink {
+class ClientUplink final : public EventSink {
  public:
   /// `arrive_kind`: the event kind arrivals are queued with (the owning workload's, so that a run's
   /// event fingerprint does not depend on which object delivers them).
