@@ -705,6 +705,67 @@ TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
   }
 }
 
+/// One epoll_wait() on `ep` (events already queued or arriving later); records when it returned,
+/// how many events and the owed transfer time (owed == nullptr: the transfer is executed).
+Proc<void> epoll_once(Kernel& k, Task& t, Epoll& ep, Nanos* owed, Nanos* returned, int* n, WaitQueue& wq) {
+  std::vector<int> ev;
+  *n = co_await k.epoll_wait(t, ep, 16, ev, -1, owed);
+  *returned = k.now();
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, EpollWaitLeavesTheTransferOwedWhenAsked) {
+  // syscall 100 + epoll_wait 250 ns entry, 40 ns per event. Two sockets already ready at t=0: one
+  // stretch of entry + transfer, 430 ns, returned after it, or owed at once (t=0). With the ready
+  // list empty the entry runs (0..350), the task sleeps, a socket becomes ready at 5 us (woken
+  // from CPU 1; IPI, handler and ctx_switch 0): the transfer (40 ns) is executed (returns at
+  // 5040) or owed.
+  for (const bool queued : {true, false}) {
+    for (const bool owe : {false, true}) {
+      CostParams c = zero_costs();
+      c.syscall_ns = 100;
+      c.epoll_wait_ns = 250;
+      c.epoll_event_ns = 40;
+      Rig r(shape(2), KernelParams{}, c);
+      At at(r.host);
+      Epoll& ep = r.k.add_epoll();
+      auto make_ready = [&](int id) {
+        ep.ready.push_back(id);
+        r.k.socket(id).on_ready_list = true;
+      };
+      r.k.add_nic(one_queue_nic(), "/nic");
+      Socket& s1 = r.k.add_socket(0, 1);
+      Socket& s2 = r.k.add_socket(0, 2);
+      WaitQueue wq;
+      Nanos owed = -1, returned = -1;
+      int n = -1;
+      if (queued) {
+        make_ready(s1.id);
+        make_ready(s2.id);
+      } else {
+        at(us(5), [&] {
+          make_ready(s1.id);
+          EXPECT_TRUE(r.k.wake_up(ep.wq, 1));
+        });
+      }
+      Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+      start(r.k, t, epoll_once(r.k, t, ep, owe ? &owed : nullptr, &returned, &n, wq));
+      r.run_to(us(50));
+      r.settle();
+      SCOPED_TRACE(std::string(queued ? "queued" : "woken") + (owe ? ", owed" : ""));
+      EXPECT_EQ(n, queued ? 2 : 1);
+      if (queued) {
+        EXPECT_EQ(returned, owe ? 0 : 430);
+        EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 0 : 430);
+      } else {
+        EXPECT_EQ(returned, owe ? us(5) : us(5) + 40);
+        EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 350 : 390);
+      }
+      if (owe) EXPECT_EQ(owed, queued ? 430 : 40);
+    }
+  }
+}
+
 // ---- RT and affinity -----------------------------------------------------------------------
 
 TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {
