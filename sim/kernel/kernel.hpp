@@ -17,6 +17,10 @@
 // they resume afterwards with their remaining work. Coroutines are resumed only from this
 // object's event handler. Time is accounted per CPU by class, and task time feeds the scheduler
 // (update_curr), excluding interrupt time when CONFIG_IRQ_TIME_ACCOUNTING is on.
+// A task whose next stretches of work nobody else can observe (a syscall, user work, the next
+// syscall) awaits exec_chain() instead: one segment whose parts keep their classes and the
+// preemption points between them, so the simulator spends one event where the CPU did several
+// things in a row (the hot path of tcp_rr: DESIGN.md's speed goal).
 #pragma once
 
 #include <array>
