@@ -62,13 +62,22 @@ void Kernel::update_exec_slow(Cpu& c) {
   c.last_update = now;
 }
 
+Nanos Kernel::vary_cost(Cpu& c, Nanos cost) {
+  if (cost_sigma_ <= 0) return cost;
+  const double f = c.cost_rng.lognormal(cost_mu_, cost_sigma_);
+  return std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
+}
+
+void Kernel::exit_to_user_mode(Cpu& c, const Task& t) {
+  // exit_to_user_mode_loop() (kernel/entry/common.c): _TIF_NEED_RESCHED -> schedule(), in every
+  // preemption model.
+  if (c.need_resched && c.curr == &t && !c.hardirq.active && !c.softirq.active) schedule(c);
+}
+
 void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost) {
   Cpu& c = cpu(ctx.task ? ctx.task->cpu : ctx.cpu);
   update_exec(c);
-  if (cost_sigma_ > 0) {
-    const double f = c.cost_rng.lognormal(cost_mu_, cost_sigma_);
-    cost = std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
-  }
+  cost = vary_cost(c, cost);
   Slot* s;
   if (ctx.task) {
     s = &ctx.task->slot;
@@ -82,11 +91,7 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   s->clear_chain();
   s->cls = ctx.cls;
   s->waiting = false;
-  // Return to user mode is a preemption point in every preemption model.
-  if (ctx.task && ctx.cls == CpuClass::kUser && c.need_resched && c.curr == ctx.task && !c.hardirq.active &&
-      !c.softirq.active) {
-    schedule(c);
-  }
+  if (ctx.task && ctx.cls == CpuClass::kUser) exit_to_user_mode(c, *ctx.task);
   dispatch(c);
 }
 
@@ -94,32 +99,21 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* par
   Cpu& c = cpu(t.cpu);
   update_exec(c);
   Slot& s = t.slot;
-  Nanos total = 0;
-  for (int i = 0; i < n; ++i) {
-    Nanos cost = parts[i].cost;
-    if (cost_sigma_ > 0) {
-      const double f = c.cost_rng.lognormal(cost_mu_, cost_sigma_);
-      cost = std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
-    }
-    if (i == 0) {
-      cost += t.migrate_penalty;
-      t.migrate_penalty = 0;
-    } else {
-      s.next[static_cast<std::size_t>(i - 1)] = ExecPart{parts[i].cls, cost, parts[i].from_user};
-    }
-    total += cost;
+  const Nanos first = vary_cost(c, parts[0].cost) + t.migrate_penalty;
+  t.migrate_penalty = 0;
+  s.tail = 0;
+  for (int i = 1; i < n; ++i) {
+    const Nanos cost = vary_cost(c, parts[i].cost);
+    s.next[static_cast<std::size_t>(i - 1)] = ExecPart{parts[i].cls, cost, parts[i].from_user};
+    s.tail += cost;
   }
   s.h = h;
-  s.remaining = total;
+  s.remaining = first + s.tail;
   s.n_next = static_cast<std::uint8_t>(n - 1);
-  s.tail = 0;
-  for (int i = 0; i < n - 1; ++i) s.tail += s.next[static_cast<std::size_t>(i)].cost;
   s.cls = parts[0].cls;
   s.part_from_user = parts[0].from_user;
   s.waiting = false;
-  if (parts[0].preemption_point() && c.need_resched && c.curr == &t && !c.hardirq.active && !c.softirq.active) {
-    schedule(c);
-  }
+  if (parts[0].preemption_point()) exit_to_user_mode(c, t);
   dispatch(c);
 }
 
@@ -306,10 +300,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       } else if (part_stop && s && s->remaining > 0 && !s->waiting) {
         // A chain's part boundary, stopped at because need_resched is set: the checks
         // begin_segment() makes for a new segment of the next part's class.
-        if (level == 0 && (s->cls == CpuClass::kUser || s->part_from_user) && c.need_resched && !c.hardirq.active &&
-            !c.softirq.active) {
-          schedule(c);
-        }
+        if (level == 0 && (s->cls == CpuClass::kUser || s->part_from_user)) exit_to_user_mode(c, *c.curr);
         dispatch(c);
       } else if (s && s->h && !s->waiting) {
         // What arm_segment() does for a slot whose segment just ended: it is ready now, on the

@@ -209,14 +209,6 @@ class Kernel : public EventSink, public WakeView {
     ChainAwait(Kernel& k_, Task& t_, const ExecPart (&list)[Slot::kMaxNext + 1]) : k(k_), t(t_) {
       for (const ExecPart& p : list)
         if (p.cost > 0) parts[n++] = p;
-      // A skipped part's return to user mode still happens before the next one.
-      for (int i = 0, j = 0; i < Slot::kMaxNext + 1; ++i) {
-        if (list[i].cost > 0) {
-          ++j;
-        } else if (list[i].from_user && j < n) {
-          parts[j].from_user = true;
-        }
-      }
     }
     Kernel& k;
     Task& t;
@@ -231,7 +223,7 @@ class Kernel : public EventSink, public WakeView {
   /// one segment instead of one per part. Each part draws its own cost variability; the
   /// preemption points between parts are kept (a part boundary is stopped at while need_resched
   /// is set, and a part that starts in user mode checks it, as begin_segment()/dispatch() would).
-  /// Zero-cost parts are skipped, as exec() skips them.
+  /// Zero-cost parts are skipped, as exec() skips them (with their preemption point).
   ChainAwait exec_chain(Task& t, ExecPart a, ExecPart b, ExecPart c = {}, ExecPart d = {}) {
     const ExecPart parts[Slot::kMaxNext + 1] = {a, b, c, d};
     return ChainAwait(*this, t, parts);
@@ -240,6 +232,10 @@ class Kernel : public EventSink, public WakeView {
   static int ctx_cpu(const Ctx& ctx) { return ctx.task ? ctx.task->cpu : ctx.cpu; }
   void begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost);
   void begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n);
+  /// A segment's cost with the CPU's cost variability (lognormal, mean 1, costs.cost_cv) applied.
+  Nanos vary_cost(Cpu& c, Nanos cost);
+  /// Return to user mode on `c` by its running task `t`: the preemption point every model has.
+  void exit_to_user_mode(Cpu& c, const Task& t);
   /// Suspends task `t` at `h` with no CPU work pending (accounting brought up to now); `waiting`
   /// marks a slot that must not be resumed until something clears it. Returns t's CPU.
   Cpu& park(Task& t, std::coroutine_handle<> h, bool waiting);

@@ -112,36 +112,27 @@ void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>&
 }
 
 Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed) {
-  const Nanos entry = costs_.syscall_ns + costs_.epoll_wait_ns;
-  if (!ep.ready.empty() && !ep.prefer_busy_poll) {
-    // Events already queued: ep_poll() finds them at once, so the entry and the transfer are one
-    // stretch of system time (the ready list is read as the call starts).
-    ep_send_events(t, ep, maxevents, out);
-    const Nanos cost = entry + static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
-    if (owed) {
-      *owed = cost;
-    } else {
-      co_await exec(task_ctx(t, CpuClass::kSystem), cost);
+  // The syscall entry and ep_poll(); when events are already queued it finds them at once and the
+  // entry and the transfer are one stretch of system time (the ready list read as the call starts).
+  Nanos cost = costs_.syscall_ns + costs_.epoll_wait_ns;
+  if (ep.ready.empty() || ep.prefer_busy_poll) {
+    co_await exec(task_ctx(t, CpuClass::kSystem), cost);
+    cost = 0;
+    while (ep.ready.empty()) {
+      if (owed) *owed = 0;
+      if (timeout == 0) co_return 0;
+      if (ep_busy_loop_on(ep) && co_await ep_busy_loop(t, ep)) continue;
+      co_await sleep_on(t, ep.wq);
     }
-    co_return static_cast<int>(out.size());
   }
-  co_await exec(task_ctx(t, CpuClass::kSystem), entry);
-  for (;;) {
-    if (!ep.ready.empty()) {
-      ep_send_events(t, ep, maxevents, out);
-      const Nanos cost = static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
-      if (owed) {
-        *owed = cost;
-      } else {
-        co_await exec(task_ctx(t, CpuClass::kSystem), cost);
-      }
-      co_return static_cast<int>(out.size());
-    }
-    if (owed) *owed = 0;
-    if (timeout == 0) co_return 0;
-    if (ep_busy_loop_on(ep) && co_await ep_busy_loop(t, ep)) continue;
-    co_await sleep_on(t, ep.wq);
+  ep_send_events(t, ep, maxevents, out);
+  cost += static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
+  if (owed) {
+    *owed = cost;
+  } else {
+    co_await exec(task_ctx(t, CpuClass::kSystem), cost);
   }
+  co_return static_cast<int>(out.size());
 }
 
 std::int64_t Kernel::recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos* cost) {

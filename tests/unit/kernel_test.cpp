@@ -761,7 +761,9 @@ TEST(KernelTest, EpollWaitLeavesTheTransferOwedWhenAsked) {
         EXPECT_EQ(returned, owe ? us(5) : us(5) + 40);
         EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 350 : 390);
       }
-      if (owe) EXPECT_EQ(owed, queued ? 430 : 40);
+      if (owe) {
+        EXPECT_EQ(owed, queued ? 430 : 40);
+      }
     }
   }
 }
