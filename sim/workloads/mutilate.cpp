@@ -275,7 +275,7 @@ void Mutilate::drive_write_machine(Conn& c, Nanos now) {
       }
       return;
     }
-    const bool measured = now >= window_begin_ && now < window_end_;
+    const bool measured = in_window(now);
     if (measured) {
       slip_sum_us_ += static_cast<double>(now - c.next_time) / 1000.0;
       ++slip_n_;
@@ -310,7 +310,7 @@ void Mutilate::issue(Conn& c, Nanos now) {
   max_outstanding_ = std::max<std::uint64_t>(max_outstanding_, c.client_ops.size());
   NAPISIM_ASSERT(c.client_ops.size() <= static_cast<std::size_t>(p_.depth), "mutilate: more outstanding than --depth");
   ++issued_;
-  if (now >= window_begin_ && now < window_end_) tx_bytes_ += op.req_bytes;
+  if (in_window(now)) tx_bytes_ += op.req_bytes;
   uplink_.send_message(c.host, c.sock, op.req_bytes, now + p_.client_tx_ns);
 }
 
@@ -406,7 +406,7 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
 
 void Mutilate::finish_op(Conn& /*c*/, const Op& op, Nanos now) {
   ++completed_;
-  if (now < window_begin_ || now >= window_end_) return;
+  if (!in_window(now)) return;
   const Nanos lat = now - op.start;
   (op.set ? set_sampler_ : get_sampler_).sample(static_cast<double>(lat) / 1000.0);  // op.time(): us
   ++(op.set ? sets_ : gets_);

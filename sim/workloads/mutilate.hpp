@@ -202,10 +202,6 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   Mutilate(const MutilateParams& p, const std::string& path);
   void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
   void start() override;
-  void set_window(Nanos begin, Nanos end) override {
-    window_begin_ = begin;
-    window_end_ = end;
-  }
   void begin_measurement() override;
   void end_measurement() override;
   std::uint64_t completed() const override { return completed_; }
@@ -258,7 +254,6 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   std::vector<Epoll*> epolls_;
   ClientUplink uplink_{kServerArrive};     // the idealised clients' sends to the server NICs
   CpuMask report_mask_;
-  Nanos window_begin_ = 0, window_end_ = kNever;
   Nanos busy_at_begin_ = 0, busy_at_end_ = 0;
   std::uint64_t completed_ = 0, issued_ = 0, gets_ = 0, sets_ = 0, skips_ = 0, drops_ = 0, retransmitted_ = 0;
   std::uint64_t rx_bytes_ = 0, tx_bytes_ = 0, max_outstanding_ = 0;

@@ -316,11 +316,7 @@ void RpcServer::report(Json& summary, Json& workload) const {
 Json RpcServer::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_) in_flight += f.waiting.size();
-  return Json{{"sent", sent_},
-              {"answered", completed_},
-              {"in_flight", in_flight},
-              {"ring_drop_segments", drops_},
-              {"retransmitted_trains", retransmitted_}};
+  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_);
 }
 
 }  // namespace napisim

@@ -116,10 +116,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   RpcServer(const RpcServerParams& p, RpcLoad load, std::string type, const std::string& path);
   void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
   void start() override;
-  void set_window(Nanos begin, Nanos end) override {
-    window_begin_ = begin;
-    window_end_ = end;
-  }
   void begin_measurement() override {}
   void end_measurement() override {}
   std::uint64_t completed() const override { return completed_; }
@@ -175,7 +171,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   void client_receive(const Train& tr);
   void after_response(Flow& f);
   void trace_arrival();
-  bool in_window(Nanos t) const { return t >= window_begin_ && t < window_end_; }
 
   RpcServerParams p_;
   RpcLoad load_;
@@ -193,7 +188,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   std::size_t trace_next_ = 0;
   Nanos trace_base_ = 0;                    // start of the current pass over the trace
   std::vector<Nanos>* send_log_ = nullptr;
-  Nanos window_begin_ = 0, window_end_ = kNever;
   std::uint64_t sent_ = 0, completed_ = 0, measured_ = 0, sent_in_window_ = 0;
   std::uint64_t started_ = 0, overloaded_ = 0, blocked_ = 0;
   std::uint64_t drops_ = 0, retransmitted_ = 0;

@@ -99,7 +99,7 @@ void Stream::received(Flow& f, std::int64_t n) {
   ++recv_calls_;
   bytes_total_ += n;
   const Nanos now = k_->now();
-  if (now >= window_begin_ && now < window_end_) {
+  if (in_window(now)) {
     bytes_measured_ += n;
     f.bytes_in_window += n;
   }

@@ -67,10 +67,6 @@ class Stream : public Workload, public EventSink, public WirePeer {
   explicit Stream(const StreamParams& p) : p_(p) {}
   void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
   void start() override;
-  void set_window(Nanos begin, Nanos end) override {
-    window_begin_ = begin;
-    window_end_ = end;
-  }
   void begin_measurement() override;
   void end_measurement() override;
   std::uint64_t completed() const override { return recv_calls_; }
@@ -115,7 +111,6 @@ class Stream : public Workload, public EventSink, public WirePeer {
   Fifo<Train> retransmits_{64};
   Fifo<Train> lo_resends_{64};
   Rng start_rng_{0};
-  Nanos window_begin_ = 0, window_end_ = kNever;
   std::uint64_t recv_calls_ = 0, drops_ = 0, retransmitted_ = 0;
   std::int64_t bytes_measured_ = 0, bytes_total_ = 0, sent_total_ = 0;
   std::uint64_t flow_limit_at_begin_ = 0, flow_limit_at_end_ = 0, lo_at_begin_ = 0, lo_at_end_ = 0;

@@ -95,7 +95,7 @@ void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs
   c.resp_got -= p_.response_size;
   c.in_flight = false;
   ++completed_;
-  if (at >= window_begin_ && at < window_end_) {
+  if (in_window(at)) {
     ++measured_;
     ++c.measured;
     hist_.record(at - c.req_start);
@@ -135,11 +135,7 @@ void SuperNetperf::report(Json& summary, Json& workload) const {
 Json SuperNetperf::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Conn& c : conns_) in_flight += c.in_flight ? 1 : 0;
-  return Json{{"sent", sent_},
-              {"answered", completed_},
-              {"in_flight", in_flight},
-              {"ring_drop_segments", drops_},
-              {"retransmitted_trains", retransmitted_}};
+  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_);
 }
 
 }  // namespace napisim

@@ -54,10 +54,6 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   explicit SuperNetperf(const SuperNetperfParams& p) : p_(p) {}
   void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
   void start() override;
-  void set_window(Nanos begin, Nanos end) override {
-    window_begin_ = begin;
-    window_end_ = end;
-  }
   void begin_measurement() override {}
   void end_measurement() override {}
   std::uint64_t completed() const override { return completed_; }
@@ -90,7 +86,6 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   Rng start_rng_{0};
   ClientUplink uplink_{kServerArrive};  // the idealised clients' sends to the server NICs
   Fifo<Train> retransmits_{64};
-  Nanos window_begin_ = 0, window_end_ = kNever;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
   Histogram hist_;
 };

@@ -148,7 +148,7 @@ void TcpRr::to_client_kernel(int host, const Train& tr, Nanos at_switch) {
 void TcpRr::record_completion(Flow& f, Nanos at) {
   f.in_flight = false;
   ++completed_;
-  if (at >= window_begin_ && at < window_end_ && !stopped_) {
+  if (in_window(at) && !stopped_) {
     ++measured_;
     hist_.record(at - f.req_start);
     if (p_.num_transactions > 0 && measured_ >= static_cast<std::uint64_t>(p_.num_transactions)) {
@@ -319,11 +319,7 @@ void TcpRr::report(Json& summary, Json& workload) const {
 Json TcpRr::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_) in_flight += f.in_flight ? 1 : 0;
-  return Json{{"sent", sent_},
-              {"answered", completed_},
-              {"in_flight", in_flight},
-              {"ring_drop_segments", drops_},
-              {"retransmitted_trains", retransmitted_}};
+  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_);
 }
 
 }  // namespace napisim

@@ -77,10 +77,6 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   explicit TcpRr(const TcpRrParams& p) : p_(p) {}
   void setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot& rng) override;
   void start() override;
-  void set_window(Nanos begin, Nanos end) override {
-    window_begin_ = begin;
-    window_end_ = end;
-  }
   void begin_measurement() override;
   void end_measurement() override;
   std::uint64_t completed() const override { return completed_; }
@@ -136,7 +132,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
   std::vector<std::vector<int>> csock_to_sock_;  // per host: client socket id -> server socket id
   bool stopped_ = false;
-  Nanos window_begin_ = 0, window_end_ = kNever, nth_done_ = 0;
+  Nanos nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
   Histogram hist_;
 };

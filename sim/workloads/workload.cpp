@@ -27,6 +27,15 @@ std::vector<double> report_percentiles(const std::vector<double>& requested) {
   return ps;
 }
 
+Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint64_t in_flight,
+                          std::uint64_t ring_drop_segments, std::uint64_t retransmitted_trains) {
+  return Json{{"sent", sent},
+              {"answered", answered},
+              {"in_flight", in_flight},
+              {"ring_drop_segments", ring_drop_segments},
+              {"retransmitted_trains", retransmitted_trains}};
+}
+
 Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   Json lat;
   lat["count"] = h.count();

@@ -33,7 +33,10 @@ class Workload {
   /// Starts the load at simulated time 0.
   virtual void start() = 0;
   /// The measurement window [begin, end) in simulated time (known before the run starts).
-  virtual void set_window(Nanos /*begin*/, Nanos /*end*/) {}
+  void set_window(Nanos begin, Nanos end) {
+    window_begin_ = begin;
+    window_end_ = end;
+  }
   virtual void begin_measurement() = 0;
   virtual void end_measurement() = 0;
   /// Transactions/requests completed so far (for progress and conservation checks).
@@ -44,6 +47,10 @@ class Workload {
   virtual Json conservation() const = 0;
   /// Client-observed latency of the measured requests (null if the workload has none).
   virtual const Histogram* latency_histogram() const { return nullptr; }
+
+ protected:
+  bool in_window(Nanos t) const { return t >= window_begin_ && t < window_end_; }
+  Nanos window_begin_ = 0, window_end_ = kNever;
 };
 
 /// "p50", "p99.9": the key a percentile has in results (neper's latency_p%g).
@@ -52,6 +59,11 @@ std::string percentile_key(double p);
 std::vector<double> report_percentiles(const std::vector<double>& requested);
 /// The summary's `latency_ns` object: count, min, max, mean, stddev and `percentiles` in order.
 Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
+
+/// conservation() of a request/response workload: every request `sent` is `answered` or
+/// `in_flight`; segments the NIC dropped were retransmitted.
+Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint64_t in_flight,
+                          std::uint64_t ring_drop_segments, std::uint64_t retransmitted_trains);
 
 /// Creates the workload named by `type` with its params (strict parse, pointer errors).
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path);
