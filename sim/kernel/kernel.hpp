@@ -172,6 +172,11 @@ class Kernel : public EventSink, public WakeView {
   void set_task_nice(Task& t, int nice);
   Nic& add_nic(const NicParams& p, const std::string& path);
   Socket& add_socket(int nic, std::uint32_t hash);
+  /// A socket for the connection `tuple` arriving on `nic`: its skb->hash is the NIC's RSS
+  /// (Toeplitz) hash of the tuple, as the driver sets it.
+  Socket& add_socket(int nic, const FlowTuple& tuple) {
+    return add_socket(nic, nics_[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+  }
   Epoll& add_epoll();
   void set_peer(WirePeer* peer) { peer_ = peer; }
 

@@ -65,6 +65,19 @@ void Simulation::end_measurement() {
   workload_->end_measurement();
 }
 
+std::vector<ClientPath> Simulation::standalone_paths(const Scenario& s) {
+  std::vector<ClientPath> paths;
+  for (const ClientSpec& c : s.platform.clients) {
+    ClientPath p;
+    p.name = c.name;
+    p.latency_ns = c.link_latency_ns;
+    p.bandwidth_gbps = c.link_gbps;
+    p.nic = static_cast<int>(c.nic);
+    paths.push_back(p);
+  }
+  return paths;
+}
+
 void Simulation::run_standalone() {
   start();
   // Phase changes and scenario changes in time order (a change at the warm-up end comes first).

@@ -36,6 +36,9 @@ class Simulation {
   void apply_change(std::size_t i);
   /// Runs the whole scenario on the host model alone (tests; users go through SimGrid).
   void run_standalone();
+  /// The client paths run_standalone() needs: each client's own link_latency_ns / link_gbps and
+  /// NIC (no SimGrid platform: the route is the scenario's link as written).
+  static std::vector<ClientPath> standalone_paths(const Scenario& s);
   /// The result document (context is provided by the caller: provenance, wall time).
   Json result(const Json& context) const;
 

@@ -244,7 +244,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(c.host) << 16) + (static_cast<std::uint32_t>(i / 64000) << 8),
                           0x0a000001u, static_cast<std::uint16_t>(1024 + i % 64000), 11211};
     const int nic = paths_[static_cast<std::size_t>(c.host)].nic;
-    Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+    Socket& s = k.add_socket(nic, tuple);
     c.sock = s.id;
     if (conn_of_sock_.size() <= static_cast<std::size_t>(s.id)) conn_of_sock_.resize(static_cast<std::size_t>(s.id) + 1, -1);
     conn_of_sock_[static_cast<std::size_t>(s.id)] = static_cast<int>(i);

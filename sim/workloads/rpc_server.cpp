@@ -66,16 +66,13 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
                           static_cast<std::uint16_t>(40000 + f % 25000), 8080};
     const int nic = paths_[static_cast<std::size_t>(host)].nic;
-    Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+    Socket& s = k.add_socket(nic, tuple);
     s.rx_timestamps = true;
     if (flows_.size() <= static_cast<std::size_t>(s.id)) flows_.resize(static_cast<std::size_t>(s.id) + 1);
     Flow& fl = flows_[static_cast<std::size_t>(s.id)];
     fl.sock = s.id;
     fl.host = host;
-    // reuseport_select_sock(): reciprocal_scale(hash, nr_socks).
-    fl.thread = p_.flow_steering == "rx_queue"
-                    ? static_cast<int>(s.rx_queue % p_.num_threads)
-                    : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
+    fl.thread = reuseport_thread(s, p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
     flow_socks_.push_back(s.id);
   }

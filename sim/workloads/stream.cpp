@@ -53,7 +53,7 @@ void Stream::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoo
       const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
                             static_cast<std::uint16_t>(40000 + i % 25000), 12866};
       const int nic = paths_[static_cast<std::size_t>(host)].nic;
-      Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+      Socket& s = k.add_socket(nic, tuple);
       s.rcvbuf = rcvbuf();
       s.rcv_wnd = rcvbuf();
       f.sock = s.id;

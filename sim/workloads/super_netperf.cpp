@@ -23,7 +23,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
                           static_cast<std::uint16_t>(32768 + i % 28000), static_cast<std::uint16_t>(12866 + i / 28000)};
     const int nic = paths_[static_cast<std::size_t>(host)].nic;
-    Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+    Socket& s = k.add_socket(nic, tuple);
     if (conns_.size() <= static_cast<std::size_t>(s.id)) conns_.resize(static_cast<std::size_t>(s.id) + 1);
     Conn& c = conns_[static_cast<std::size_t>(s.id)];
     c.sock = s.id;

@@ -38,15 +38,12 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
                           static_cast<std::uint16_t>(40000 + f % 25000), 12867};
     const int nic = paths_[static_cast<std::size_t>(host)].nic;
-    Socket& s = k.add_socket(nic, k.nics()[static_cast<std::size_t>(nic)]->rss->hash(tuple));
+    Socket& s = k.add_socket(nic, tuple);
     if (flows_.size() <= static_cast<std::size_t>(s.id)) flows_.resize(static_cast<std::size_t>(s.id) + 1);
     Flow& fl = flows_[static_cast<std::size_t>(s.id)];
     fl.sock = s.id;
     fl.host = host;
-    // reuseport_select_sock(): reciprocal_scale(hash, nr_socks).
-    fl.thread = p_.flow_steering == "rx_queue"
-                    ? static_cast<int>(s.rx_queue % p_.num_threads)
-                    : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(p_.num_threads)) >> 32);
+    fl.thread = reuseport_thread(s, p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
   }
   // Full-kernel client hosts: neper's client threads on the client's own kernel.
@@ -65,7 +62,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       // The client's socket: the reverse tuple hashed by the client NIC's RSS.
       const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 12867,
                           static_cast<std::uint16_t>(40000 + f.sock % 25000)};
-      Socket& cs = ck->add_socket(0, ck->nics()[0]->rss->hash(rev));
+      Socket& cs = ck->add_socket(0, rev);
       f.csock = cs.id;
       if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id)) csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
       csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = f.sock;

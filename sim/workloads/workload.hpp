@@ -60,6 +60,14 @@ std::vector<double> report_percentiles(const std::vector<double>& requested);
 /// The summary's `latency_ns` object: count, min, max, mean, stddev and `percentiles` in order.
 Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
 
+/// The server thread a flow's socket belongs to: SO_REUSEPORT's reuseport_select_sock() ->
+/// reciprocal_scale(hash, threads) (include/linux/kernel.h), or with `by_rx_queue` the RX queue
+/// mod threads (SO_INCOMING_NAPI_ID steering).
+inline int reuseport_thread(const Socket& s, std::int64_t threads, bool by_rx_queue) {
+  return by_rx_queue ? static_cast<int>(s.rx_queue % threads)
+                     : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(threads)) >> 32);
+}
+
 /// conservation() of a request/response workload: every request `sent` is `answered` or
 /// `in_flight`; segments the NIC dropped were retransmitted.
 Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint64_t in_flight,

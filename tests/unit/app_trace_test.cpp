@@ -50,15 +50,7 @@ struct SimRun {
 
 SimRun run(const Json& doc, std::vector<Nanos>* send_log = nullptr, const std::string& base_dir = ".") {
   const Scenario s = parse_scenario(doc, base_dir);
-  std::vector<ClientPath> paths;
-  for (const ClientSpec& c : s.platform.clients) {
-    ClientPath p;
-    p.name = c.name;
-    p.latency_ns = c.link_latency_ns;
-    p.bandwidth_gbps = c.link_gbps;
-    p.nic = static_cast<int>(c.nic);
-    paths.push_back(p);
-  }
+  const std::vector<ClientPath> paths = Simulation::standalone_paths(s);
   SimRun out;
   out.sim = std::make_unique<Simulation>(s, paths);
   if (send_log) dynamic_cast<RpcServer&>(out.sim->workload()).set_send_log(send_log);

@@ -337,15 +337,7 @@ Json run_tiny(std::int64_t seed) {
   apply_overrides(doc, {"warmup_s=0.002", "duration_s=0.005", "workload.params.num_flows=8"});
   doc["seed"] = seed;
   const Scenario s = parse_scenario(doc);
-  std::vector<ClientPath> paths;
-  for (const ClientSpec& c : s.platform.clients) {
-    ClientPath p;
-    p.name = c.name;
-    p.latency_ns = c.link_latency_ns;
-    p.bandwidth_gbps = c.link_gbps;
-    p.nic = static_cast<int>(c.nic);
-    paths.push_back(p);
-  }
+  const std::vector<ClientPath> paths = Simulation::standalone_paths(s);
   Simulation sim(s, paths);
   sim.run_standalone();
   EXPECT_EQ(sim.host().now(), sim.run_end());

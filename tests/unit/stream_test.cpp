@@ -27,14 +27,7 @@ struct StreamRun {
 
 StreamRun run(const Json& doc) {
   const Scenario s = parse_scenario(doc);
-  std::vector<ClientPath> paths;
-  for (const ClientSpec& c : s.platform.clients) {
-    ClientPath p;
-    p.latency_ns = c.link_latency_ns;
-    p.bandwidth_gbps = c.link_gbps;
-    p.nic = static_cast<int>(c.nic);
-    paths.push_back(p);
-  }
+  const std::vector<ClientPath> paths = Simulation::standalone_paths(s);
   StreamRun out;
   out.sim = std::make_unique<Simulation>(s, paths);
   out.sim->run_standalone();
