@@ -39,7 +39,21 @@ void ClientUplink::arrive(int nic, const WireTrain& tr, Nanos at) {
   k_->host().schedule(at, Prio::kWire, this, arrive_kind_, static_cast<std::uint64_t>(nic));
 }
 
-void ClientUplink::on_event(std::uint32_t /*kind*/, std::uint64_t arg) {
+void ClientUplink::retransmit(int host, const WireTrain& tr, Nanos rto) {
+  NAPISIM_ASSERT(retransmit_kind_ != 0 && retransmit_kind_ != arrive_kind_, "ClientUplink: no retransmit event kind");
+  if (tr.ack_only || tr.bytes == 0) return;
+  retransmits_.push_back({host, tr});
+  k_->host().schedule(k_->now() + rto, Prio::kWire, this, retransmit_kind_, 0);
+}
+
+void ClientUplink::on_event(std::uint32_t kind, std::uint64_t arg) {
+  if (kind == retransmit_kind_) {
+    const auto [host, tr] = retransmits_.front();
+    retransmits_.pop_front();
+    ++retransmitted_;
+    send(host, tr, k_->now());
+    return;
+  }
   Fifo<WireTrain>& q = to_nic_[arg];
   const WireTrain tr = q.front();
   q.pop_front();

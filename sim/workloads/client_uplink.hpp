@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
@@ -24,9 +25,11 @@ struct WireTrain {
 
 class ClientUplink final : public EventSink {
  public:
-  /// `arrive_kind`: the event kind arrivals are queued with (the owning workload's, so that a run's
-  /// event fingerprint does not depend on which object delivers them).
-  explicit ClientUplink(std::uint32_t arrive_kind) : arrive_kind_(arrive_kind) {}
+  /// `arrive_kind`, `retransmit_kind`: the event kinds arrivals and retransmissions are queued
+  /// with (the owning workload's, so that a run's event fingerprint does not depend on which
+  /// object delivers them; retransmit() needs a retransmit_kind other than arrive_kind).
+  explicit ClientUplink(std::uint32_t arrive_kind, std::uint32_t retransmit_kind = 0)
+      : arrive_kind_(arrive_kind), retransmit_kind_(retransmit_kind) {}
 
   void setup(Kernel& k, const std::vector<ClientPath>& paths);
   /// The client's send(): `bytes` on `sock` from client host `host`, leaving its stack at `depart`,
@@ -37,10 +40,18 @@ class ClientUplink final : public EventSink {
   /// A train that reaches server NIC `nic` at `at` (already past the ingress port).
   void arrive(int nic, const WireTrain& tr, Nanos at);
 
+  /// The server NIC dropped train `tr` (ring full): the client's TCP sends it again from host
+  /// `host` when its retransmission timer (`rto`) fires (tcp_retransmit_timer). Pure ACKs are not
+  /// resent: the next cumulative ACK covers them.
+  void retransmit(int host, const WireTrain& tr, Nanos rto);
+  std::uint64_t retransmitted() const { return retransmitted_; }
+
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
 
  private:
-  std::uint32_t arrive_kind_;
+  std::uint32_t arrive_kind_, retransmit_kind_;
+  Fifo<std::pair<int, WireTrain>> retransmits_{64};  // (client host, train) in RTO order
+  std::uint64_t retransmitted_ = 0;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
   std::vector<Port> ports_;                 // per client host

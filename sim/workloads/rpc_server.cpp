@@ -256,13 +256,6 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       client_receive(tr);
       break;
     }
-    case kRetransmit: {
-      const Train tr = retransmits_.front();
-      retransmits_.pop_front();
-      ++retransmitted_;
-      uplink_.send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
-      break;
-    }
     case kWorkerWake: {
       // hrtimer_wakeup() -> wake_up_process() on the CPU the sleeper armed the timer on.
       Task& t = *k_->tasks()[arg];
@@ -279,9 +272,7 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
 
 void RpcServer::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  if (bytes == 0) return;  // lost pure ACKs are not retransmitted
-  retransmits_.push_back(Train{sock, bytes, segs, false});
-  k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, 0);
+  uplink_.retransmit(flows_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false}, p_.rto_ns);
 }
 
 void RpcServer::report(Json& summary, Json& workload) const {
@@ -313,7 +304,7 @@ void RpcServer::report(Json& summary, Json& workload) const {
 Json RpcServer::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_) in_flight += f.waiting.size();
-  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_);
+  return request_conservation(sent_, completed_, in_flight, drops_, uplink_.retransmitted());
 }
 
 }  // namespace napisim

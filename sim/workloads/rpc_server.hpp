@@ -182,15 +182,14 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   std::vector<int> flow_socks_;             // flow index -> socket id
   std::vector<std::unique_ptr<Worker>> workers_;
   Rng load_rng_{0};
-  ClientUplink uplink_{kServerArrive};      // the idealised clients' sends to the server NICs
+  ClientUplink uplink_{kServerArrive, kRetransmit};      // the idealised clients' sends to the server NICs
   std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
-  Fifo<Train> retransmits_{16};
   std::size_t trace_next_ = 0;
   Nanos trace_base_ = 0;                    // start of the current pass over the trace
   std::vector<Nanos>* send_log_ = nullptr;
   std::uint64_t sent_ = 0, completed_ = 0, measured_ = 0, sent_in_window_ = 0;
   std::uint64_t started_ = 0, overloaded_ = 0, blocked_ = 0;
-  std::uint64_t drops_ = 0, retransmitted_ = 0;
+  std::uint64_t drops_ = 0;
   Histogram hist_, queue_hist_, service_hist_;
 };
 

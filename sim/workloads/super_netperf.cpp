@@ -72,13 +72,6 @@ void SuperNetperf::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(conns_[arg], k_->now());
       break;
-    case kRetransmit: {
-      const Train tr = retransmits_.front();
-      retransmits_.pop_front();
-      ++retransmitted_;
-      uplink_.send(conns_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
-      break;
-    }
     default:
       NAPISIM_ASSERT(false, "unknown super_netperf event");
   }
@@ -105,9 +98,7 @@ void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs
 
 void SuperNetperf::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  if (bytes == 0) return;
-  retransmits_.push_back(Train{sock, bytes, segs, false});
-  k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, 0);
+  uplink_.retransmit(conns_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false}, p_.rto_ns);
 }
 
 void SuperNetperf::report(Json& summary, Json& workload) const {
@@ -135,7 +126,7 @@ void SuperNetperf::report(Json& summary, Json& workload) const {
 Json SuperNetperf::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Conn& c : conns_) in_flight += c.in_flight ? 1 : 0;
-  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_);
+  return request_conservation(sent_, completed_, in_flight, drops_, uplink_.retransmitted());
 }
 
 }  // namespace napisim

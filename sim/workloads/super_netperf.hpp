@@ -84,9 +84,8 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   std::vector<ClientPath> paths_;
   std::vector<Conn> conns_;  // indexed by socket id
   Rng start_rng_{0};
-  ClientUplink uplink_{kServerArrive};  // the idealised clients' sends to the server NICs
-  Fifo<Train> retransmits_{64};
-  std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
+  ClientUplink uplink_{kServerArrive, kRetransmit};  // the idealised clients' sends to the server NICs
+  std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
 };
 

@@ -253,13 +253,6 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
                        k_->now() + paths_[arg].latency_ns);
       break;
     }
-    case kRetransmit: {
-      const Train tr = retransmits_.front();
-      retransmits_.pop_front();
-      ++retransmitted_;
-      uplink_.send(flows_[static_cast<std::size_t>(tr.sock)].host, tr, k_->now());
-      break;
-    }
     default:
       NAPISIM_ASSERT(false, "unknown tcp_rr event");
   }
@@ -291,9 +284,7 @@ void TcpRr::client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Na
 
 void TcpRr::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  if (bytes == 0) return;  // lost pure ACKs are not retransmitted
-  retransmits_.push_back(Train{sock, bytes, segs, false});
-  k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, 0);
+  uplink_.retransmit(flows_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false}, p_.rto_ns);
 }
 
 void TcpRr::report(Json& summary, Json& workload) const {
@@ -316,7 +307,7 @@ void TcpRr::report(Json& summary, Json& workload) const {
 Json TcpRr::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_) in_flight += f.in_flight ? 1 : 0;
-  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_);
+  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_ + uplink_.retransmitted());
 }
 
 }  // namespace napisim

@@ -125,8 +125,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::vector<Flow> flows_;                 // indexed by socket id
   Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
-  ClientUplink uplink_{kServerArrive};      // the idealised clients' sends to the server NICs
-  Fifo<Train> retransmits_{64};
+  ClientUplink uplink_{kServerArrive, kRetransmit};      // the idealised clients' sends to the server NICs
   std::vector<std::unique_ptr<ClientWire>> client_wires_;
   std::vector<Fifo<Train>> to_client_nic_;     // per host, trains reaching a full-kernel client's NIC
   std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
