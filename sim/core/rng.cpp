@@ -9,6 +9,21 @@
 #include <vector>
 
 namespace napisim {
+
+NormalZiggurat::NormalZiggurat() {
+  // x[i+1] solves x[i] (f(x[i+1]) - f(x[i])) = V; with this r and V the recurrence ends at x[256] ~ 0.
+  x[0] = kArea / std::exp(-0.5 * kR * kR);
+  x[1] = kR;
+  for (int i = 1; i < kLayers - 1; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    x[k + 1] = std::sqrt(-2.0 * std::log(kArea / x[k] + std::exp(-0.5 * x[k] * x[k])));
+  }
+  x[kLayers] = 0.0;
+  for (std::size_t k = 0; k <= kLayers; ++k) f[k] = std::exp(-0.5 * x[k] * x[k]);
+}
+
+const NormalZiggurat kNormalZiggurat;
+
 namespace {
 
 constexpr std::array<std::string_view, 7> kTypeNames = {"constant",  "uniform", "exponential", "normal",

@@ -28,7 +28,7 @@ struct CostParams {
   std::int64_t ipi_send_ns = 150;        // smp_call_function_single_async on the sender [INFER]
   std::int64_t ipi_latency_ns = 1000;    // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
   std::int64_t ipi_handler_ns = 250;     // IPI receive: irq entry/exit + handler [INFER]
-  std::int64_t cstate_exit_ns = 0;       // extra wake-up latency of an idle CPU (0 = polling idle)
+  std::int64_t cstate_exit_ns = 2000;    // idle-state exit before an idle CPU runs an interrupt or polled wakeup [CODE: intel_idle skx_cstates C1 exit_latency 2 us]
   std::int64_t tick_ns = 300;            // scheduler_tick work per jiffy on a busy CPU [INFER]
   // NAPI / driver / GRO.
   std::int64_t napi_poll_ns = 150;       // fixed cost of one napi->poll() call [INFER]

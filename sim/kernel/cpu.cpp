@@ -34,6 +34,12 @@ std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
 void Kernel::update_exec_slow(Cpu& c) {
   const Nanos now = host_.now();
   if (now <= c.last_update) return;
+  if (c.seg_start > c.last_update) {
+    // Leaving an idle state (idle_exit()): idle until the CPU executes again.
+    const Nanos idle_end = std::min(now, c.seg_start);
+    c.time[static_cast<int>(CpuClass::kIdle)] += idle_end - c.last_update;
+    c.last_update = idle_end;
+  }
   // Work done by the running segment since it (re)started.
   const Nanos ran = now - c.seg_start;
   if (ran > 0) {
@@ -324,6 +330,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kIrq: {
       Cpu& c = cpu(static_cast<int>(arg >> 48));
       const std::uint64_t code = arg & ((1ULL << 48) - 1);
+      if (in_idle_loop(c)) idle_exit(c);  // the handler runs once the CPU has left its idle state
       if (c.hardirq.active) {
         c.pending_irqs.push_back(code);
         break;
@@ -375,9 +382,38 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
   }
 }
 
+void Kernel::send_call_function_single_ipi(int target, std::uint64_t code) {
+  if (!wake_polling_idle(cpu(target), code)) raise_irq(target, code, host_.now() + costs_.ipi_latency_ns);
+}
+
+bool Kernel::wake_polling_idle(Cpu& c, std::uint64_t code) {
+  if (!kp_.idle_polling || !in_idle_loop(c)) return false;
+  // set_nr_if_polling() / set_nr_and_not_polling() (kernel/sched/core.c v6.6): the idle task polls
+  // its thread flags (mwait_idle_with_hints() monitors them, cpu_idle_poll() spins on them), so
+  // setting TIF_NEED_RESCHED wakes it and no IPI is sent (trace_sched_wake_idle_without_ipi).
+  // do_idle() then leaves its need_resched() loop: flush_smp_call_function_queue() runs the queued
+  // call (sched_ttwu_pending(), rps_trigger_softirq()) and do_softirq() if it raised one;
+  // schedule_idle() follows.
+  ++c.polled_wakeups;
+  idle_exit(c);
+  c.need_resched = true;
+  handle_irq(c, code | kIrqPolled);
+  if (c.softirq_pending && !in_interrupt(c)) start_softirq(c);
+  dispatch(c);
+  return true;
+}
+
+void Kernel::idle_exit(Cpu& c) {
+  // The wake source's work is queued at once (the wakee is on the runqueue, the CPU is no longer
+  // idle_cpu()); the CPU executes it after the idle state's exit latency, idle until then.
+  update_exec(c);
+  c.seg_start = std::max(c.seg_start, host_.now() + costs_.cstate_exit_ns);
+}
+
 void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
   const auto type = static_cast<IrqType>((code >> 40) & 0xff);
-  const std::uint64_t arg = code & ((1ULL << 40) - 1);
+  const std::uint64_t arg = code & kIrqArgMask;
+  if (!(code & kIrqPolled) && (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps)) ++c.ipis;
   switch (type) {
     case kIrqNic: {
       // mlx5e_completion_event(): napi_schedule(&c->napi); the CQ stays disarmed until re-armed.
@@ -387,12 +423,10 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
       break;
     }
     case kIrqIpiResched:
-      ++c.ipis;
       c.need_resched = true;  // scheduler_ipi(): the resched flag was set by the sender
       break;
     case kIrqIpiWake: {
       // sched_ttwu_pending(): enqueue the queued wakeup on this CPU.
-      ++c.ipis;
       Task& t = *tasks_[arg];
       --c.ttwu_pending;
       enqueue_task(c, t, t.wake_flags);
@@ -404,7 +438,6 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
       break;
     case kIrqIpiRps:
       // rps_trigger_softirq(): ____napi_schedule(sd, &sd->backlog) (SCHED taken by the enqueuer).
-      ++c.ipis;
       napi_schedule_local(c, c.sd.backlog);
       break;
     case kIrqTick:

@@ -140,6 +140,7 @@ struct Cpu {
   Rng cost_rng{0};  // stream "cpu<N>/cost"
   // statistics
   std::uint64_t irqs = 0, ctx_switches = 0, softirq_runs = 0, ksoftirqd_wakeups = 0, ipis = 0;
+  std::uint64_t polled_wakeups = 0;  // woken from idle without an IPI (sched_wake_idle_without_ipi)
 };
 
 /// The receive-path peer: what happens to a packet once the server transmits it.
@@ -259,8 +260,22 @@ class Kernel : public EventSink, public WakeView {
     kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5, kIrqIpiRps = 6
   };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
+  // Delivery flags in an irq code (below the type, above every argument).
+  static constexpr std::uint64_t kIrqPolled = 1ULL << 39;  // no interrupt: run from the polling idle loop
+  static constexpr std::uint64_t kIrqArgMask = kIrqPolled - 1;
   /// Delivers a hard interrupt to `cpu` at `at`.
   void raise_irq(int cpu, std::uint64_t code, Nanos at);
+  /// __smp_call_single_queue() -> send_call_function_single_ipi(): the wakelist and RPS calls. An
+  /// IPI, or none when `cpu` idles polling its thread flags.
+  void send_call_function_single_ipi(int cpu, std::uint64_t code);
+  /// The CPU runs its idle loop: no task, no interrupt or softirq level active.
+  static bool in_idle_loop(const Cpu& c) {
+    return !c.curr && !c.hardirq.active && !c.softirq.active && c.switch_remaining == 0;
+  }
+  /// Wakes `c` without an IPI when it idles polling: `code` runs from its idle loop.
+  bool wake_polling_idle(Cpu& c, std::uint64_t code);
+  /// An idle CPU is woken now: it executes from cstate_exit_ns later (seg_start), idle until then.
+  void idle_exit(Cpu& c);
 
   // ---- softirq (softirq.cpp) ----------------------------------------------------------------
   bool in_interrupt(const Cpu& c) const;

@@ -95,6 +95,7 @@ struct KernelParams {
   std::int64_t hz = 1000;                    // CONFIG_HZ
   std::string ksoftirqd_mode = "v6.5";       // "let ksoftirqd do its job" era switch (kernel-napi.md 2.7)
   bool irq_time_accounting = true;           // CONFIG_IRQ_TIME_ACCOUNTING
+  bool idle_polling = true;                  // idle task sets TIF_POLLING_NRFLAG (mwait/poll idle states)
   SchedParams sched;
   NetParams net;
 
@@ -108,6 +109,9 @@ struct KernelParams {
       Choices{"pre-4.9", "4.9-6.4", "v6.5"});
     v("irq_time_accounting", &KernelParams::irq_time_accounting, "",
       "CONFIG_IRQ_TIME_ACCOUNTING: softirq time on top of a task is not charged to its vruntime");
+    v("idle_polling", &KernelParams::idle_polling, "",
+      "The idle loop polls its thread flags (TIF_POLLING_NRFLAG: intel_idle/ACPI FFH mwait states, idle=poll), so "
+      "a wakeup, reschedule or RPS call to an idle CPU sends no IPI; false = HLT idle, where every one is an IPI");
     v("sched", &KernelParams::sched, "", "Scheduler");
     v("net", &KernelParams::net, "", "Networking sysctls");
   }

@@ -141,7 +141,7 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
 void Kernel::net_rps_send_ipis(Cpu& c) {
   for (int target : c.sd.rps_ipi_list) {
     ++cpu(target).sd.received_rps;
-    raise_irq(target, irq_code(kIrqIpiRps, 0), now() + costs_.ipi_latency_ns);
+    send_call_function_single_ipi(target, irq_code(kIrqIpiRps, 0));
   }
   c.sd.rps_ipi_list.clear();
 }

@@ -218,7 +218,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu) {
     // __ttwu_queue_wakelist(): the target enqueues it from its IPI handler.
     t.wake_flags = flags;
     ++dst.ttwu_pending;
-    raise_irq(target, irq_code(kIrqIpiWake, static_cast<std::uint64_t>(t.id)), host_.now() + costs_.ipi_latency_ns);
+    send_call_function_single_ipi(target, irq_code(kIrqIpiWake, static_cast<std::uint64_t>(t.id)));
     return true;
   }
   update_exec(dst);
@@ -253,7 +253,9 @@ void Kernel::resched_curr(Cpu& c, int this_cpu) {
   if (c.need_resched) return;
   c.need_resched = true;
   if (c.id == this_cpu) return;  // acted on at this CPU's next preemption point
-  // smp_send_reschedule(): the target acts on it at the IPI's return.
+  // set_nr_and_not_polling(): a polling idle CPU sees the flag without an interrupt; otherwise
+  // smp_send_reschedule(), and the target acts on it at the IPI's return.
+  if (wake_polling_idle(c, irq_code(kIrqIpiResched, 0))) return;
   raise_irq(c.id, irq_code(kIrqIpiResched, 0), host_.now() + costs_.ipi_latency_ns);
 }
 

@@ -379,22 +379,35 @@ Json rps_doc(const std::string& rps_cpus, std::int64_t entries) {
 // kernel-napi.md 6.3-6.5: with RPS on CPUs 4-7 and RFS off, the IRQ CPUs (0-3) only run the
 // driver poll and enqueue to the target CPU's backlog; the target gets an IPI
 // (rps_trigger_softirq, received_rps) and does protocol processing in its NET_RX softirq.
+// With HLT idle every trigger is an IPI; with polling idle (the default) a trigger that finds the
+// target idle sets its need_resched flag instead, and the target runs the call from its idle loop.
 TEST(RpsTest, RpsProcessesOnTargetCpusAfterIpi) {
-  SimRun r = run(rps_doc("4-7", 0));
-  r.expect_conservation();
-  ASSERT_GT(r.rx(), 500u);
-  for (auto& ch : r.k().nics()[0]->channels) EXPECT_LT(ch->irq_cpu, 4);
-  EXPECT_GT(r.summary()["received_rps"].get<std::uint64_t>(), 0u);
-  std::uint64_t target_processed = 0;
-  double target_softirq = 0;
-  for (int c = 4; c < 8; ++c) {
-    target_processed += r.processed(c);
-    target_softirq += r.cls_pct(c, "softirq") + r.cls_pct(c, "ksoftirqd");
-    EXPECT_GT(r.k().cpu(c).ipis, 0u) << "cpu " << c;
+  for (const bool polling : {false, true}) {
+    SCOPED_TRACE(polling ? "idle_polling" : "HLT idle");
+    Json doc = rps_doc("4-7", 0);
+    doc["kernel"]["idle_polling"] = polling;
+    SimRun r = run(doc);
+    r.expect_conservation();
+    ASSERT_GT(r.rx(), 500u);
+    for (auto& ch : r.k().nics()[0]->channels) EXPECT_LT(ch->irq_cpu, 4);
+    EXPECT_GT(r.summary()["received_rps"].get<std::uint64_t>(), 0u);
+    std::uint64_t target_processed = 0, polled = 0;
+    double target_softirq = 0;
+    for (int c = 4; c < 8; ++c) {
+      target_processed += r.processed(c);
+      target_softirq += r.cls_pct(c, "softirq") + r.cls_pct(c, "ksoftirqd");
+      EXPECT_GT(r.k().cpu(c).sd.received_rps, 0u) << "cpu " << c;
+      EXPECT_GT(r.k().cpu(c).ipis + r.k().cpu(c).polled_wakeups, 0u) << "cpu " << c;
+      if (!polling) EXPECT_GT(r.k().cpu(c).ipis, 0u) << "cpu " << c;
+      polled += r.k().cpu(c).polled_wakeups;
+    }
+    if (polling) EXPECT_GT(polled, 0u);
+    else EXPECT_EQ(polled, 0u);
+    EXPECT_GT(target_softirq, 0.0);
+    // Every packet is processed once more on a target CPU (backlog), i.e. as many as were polled.
+    EXPECT_NEAR(static_cast<double>(target_processed), static_cast<double>(r.rx()),
+                0.02 * static_cast<double>(r.rx()) + 20);
   }
-  EXPECT_GT(target_softirq, 0.0);
-  // Every packet is processed once more on a target CPU (backlog), i.e. as many as were polled.
-  EXPECT_NEAR(static_cast<double>(target_processed), static_cast<double>(r.rx()), 0.02 * static_cast<double>(r.rx()) + 20);
 }
 
 // Willem de Bruijn (validation-targets.md 3): RPS must never select a CPU outside rps_cpus.

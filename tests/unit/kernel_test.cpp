@@ -854,6 +854,94 @@ TEST(KernelTest, WakeupPlacementPicksIdleSiblingInLlc) {
   EXPECT_EQ(got[0], ms(2));  // ipi_latency 0
 }
 
+// Waking a task onto an idle CPU (ttwu_queue_wakelist: the wakee's CPU is idle). W is pinned to
+// CPU 2, hogs keep CPUs 0, 1 and 3 busy, CPU 1 wakes W at 2 ms. ipi_latency 1 us, IPI handler
+// 250 ns, context switch 300 ns, and cstate_exit_ns 0 or 20 us:
+//  - HLT idle: the IPI arrives at +1 us (+20 us exit), its handler enqueues W (+250 ns), W is
+//    switched in (+300 ns): 2.001550 ms, or 2.021550 ms with the exit latency.
+//  - polling idle (send_call_function_single_ipi -> set_nr_if_polling): no IPI; the idle loop
+//    leaves at once (or after the exit latency) and switches W in: 2.000300 / 2.020300 ms.
+TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
+  struct Case {
+    bool polling;
+    Nanos cstate_exit, expect;
+  };
+  for (const Case& cs : {Case{false, 0, 2001550}, Case{true, 0, 2000300}, Case{false, us(20), 2021550},
+                         Case{true, us(20), 2020300}}) {
+    SCOPED_TRACE(std::string(cs.polling ? "polling" : "HLT") + " cstate_exit " + std::to_string(cs.cstate_exit));
+    KernelParams kp;
+    kp.idle_polling = cs.polling;
+    CostParams c = zero_costs();
+    c.ipi_latency_ns = 1000;
+    c.ipi_handler_ns = 250;
+    c.ctx_switch_ns = 300;
+    c.cstate_exit_ns = cs.cstate_exit;
+    Rig r(shape(4), kp, c);
+    At at(r.host);
+    WaitQueue wq;
+    std::vector<Nanos> got;
+    Task& w = r.k.create_task("w", TaskKind::kUser, r.only(2));
+    start(r.k, w, sleeper(r.k, w, wq, &got, us(100)), 2);
+    r.run_to(0);
+    for (int cpu : {0, 1, 3}) {
+      Task& h = r.k.create_task("h" + std::to_string(cpu), TaskKind::kUser, r.only(cpu));
+      start(r.k, h, hog(r.k, h), cpu);
+    }
+    const std::uint64_t irqs_before = r.cpu(2).irqs;
+    at(ms(2), [&] { r.k.wake_up(wq, 1); });
+    r.run_to(ms(3));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], cs.expect);
+    EXPECT_EQ(r.cpu(2).irqs - irqs_before, cs.polling ? 0u : 1u);
+    EXPECT_EQ(r.cpu(2).ipis, cs.polling ? 0u : 1u);
+    EXPECT_EQ(r.cpu(2).polled_wakeups, cs.polling ? 1u : 0u);
+    r.settle();
+    EXPECT_EQ(r.cpu(2).time[kHardirq], cs.polling ? 0 : 250);
+    // Two switches into W (its start, the wakeup) and its 100 us run; the exit latency is idle.
+    EXPECT_EQ(r.cpu(2).time[kSystem], 600);
+    EXPECT_EQ(r.cpu(2).time[kIdle], ms(3) - 600 - us(100) - (cs.polling ? 0 : 250));
+  }
+}
+
+// An interrupt that finds its CPU idle is handled cstate_exit_ns later, the CPU idle until then.
+// hardirq_ns 500, exit 20 us, NIC IRQ on idle CPU 0. A packet at 1 ms raises the IRQ; its handler
+// runs 1.020-1.0205 ms. A second packet at 1.005 ms raises none (napi_schedule() left the IRQ
+// masked) and is polled with the first. The CPU idles again, so a third packet at 2 ms pays the
+// exit again: 2.020-2.0205 ms.
+TEST(KernelTest, InterruptOnIdleCpuWaitsForTheIdleStateExit) {
+  CostParams c = zero_costs();
+  c.hardirq_ns = 500;
+  c.cstate_exit_ns = us(20);
+  Rig r(shape(2), KernelParams{}, c);
+  NicParams np = one_queue_nic(1024, "0");
+  r.k.add_nic(np, "/nic");
+  const int sock = r.k.add_socket(0, 0u).id;
+  At at(r.host);
+  at(ms(1), [&] { flood(r.k, sock, 1); });
+  at(us(1005), [&] { flood(r.k, sock, 1); });
+  at(ms(2), [&] { flood(r.k, sock, 1); });
+  r.run_to(us(1020) - 1);
+  r.settle();
+  EXPECT_EQ(r.cpu(0).sd.processed, 0u);
+  EXPECT_EQ(r.cpu(0).time[kHardirq], 0);
+  EXPECT_EQ(r.cpu(0).time[kIdle], us(1020) - 1);
+  r.run_to(us(1021));
+  r.settle();
+  EXPECT_EQ(r.cpu(0).irqs, 1u);
+  EXPECT_EQ(r.cpu(0).time[kHardirq], 500);
+  EXPECT_EQ(r.cpu(0).sd.processed, 2u);
+  r.run_to(us(2020) - 1);
+  r.settle();
+  EXPECT_EQ(r.cpu(0).sd.processed, 2u);
+  EXPECT_EQ(r.cpu(0).time[kHardirq], 500);
+  EXPECT_EQ(r.cpu(0).time[kIdle], us(2020) - 1 - 500);
+  r.run_to(us(2021));
+  r.settle();
+  EXPECT_EQ(r.cpu(0).irqs, 2u);
+  EXPECT_EQ(r.cpu(0).time[kHardirq], 1000);
+  EXPECT_EQ(r.cpu(0).sd.processed, 3u);
+}
+
 TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
   // As above, but CPU 2 has no task and is saturated by NET_RX softirq: six NIC queues with their
   // IRQs on CPU 2 get 600 packets each at 10 us (rx_pkt_ns 500, softirq_entry 1 us). The first

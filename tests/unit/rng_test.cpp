@@ -153,8 +153,8 @@ TEST(RngRootTest, StreamAndDistributionOutputsArePinned) {
   EXPECT_EQ(q.uniform01(), 0.46512492611941225);  // exact: pure integer/power-of-two arithmetic
   // log/exp/sqrt come from libm: allow a few ulps so the test also holds on other libms.
   EXPECT_DOUBLE_EQ(q.exponential(2.0), 2.2606568105197757);
-  EXPECT_DOUBLE_EQ(q.normal(0, 1), -0.19950803143983922);
-  EXPECT_DOUBLE_EQ(q.normal(0, 1), 0.20236602125667383);  // the cached second variate of the pair
+  EXPECT_DOUBLE_EQ(q.normal(0, 1), -0.38360128427400897);  // ziggurat: one draw each
+  EXPECT_DOUBLE_EQ(q.normal(0, 1), -1.4827188730610963);
   EXPECT_EQ(q.uniform_int(1000), 377U);
 }
 
@@ -295,6 +295,24 @@ TEST(RngTest, NormalMomentsMatch) {
   const auto m = moments(kSamples, [&] { return r.normal(5.0, 2.0); });
   EXPECT_NEAR(m.mean / 5.0, 1.0, 0.01);
   EXPECT_NEAR(m.var / 4.0, 1.0, 0.02);
+}
+
+TEST(RngTest, NormalFollowsItsCdfIncludingTheZigguratTail) {
+  // The ziggurat has three paths (rectangle, wedge, tail beyond r = 3.654): the empirical CDF must
+  // match Phi at points in each, within 5 binomial standard deviations of 2M samples.
+  Rng r(13);
+  constexpr int kN = 2000000;
+  const std::array<double, 11> at = {-4.5, -3.8, -3.0, -2.0, -1.0, 0.0, 0.5, 1.7, 3.0, 3.7, 4.5};
+  std::array<int, 11> below{};
+  for (int n = 0; n < kN; ++n) {
+    const double z = r.normal(0.0, 1.0);
+    for (std::size_t i = 0; i < at.size(); ++i) below[i] += z < at[i] ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    const double p = 0.5 * std::erfc(-at[i] / std::sqrt(2.0));
+    const double sd = std::sqrt(p * (1 - p) / kN);
+    EXPECT_NEAR(static_cast<double>(below[i]) / kN, p, 5 * sd + 1e-7) << "at z = " << at[i];
+  }
 }
 
 TEST(RngTest, LognormalMomentsMatch) {

@@ -64,7 +64,8 @@ TEST(StreamTest, LineRateWhenCpuSuffices) {
 }
 
 // Raising the receiver's per-packet cost makes NET_RX the bottleneck: well under line rate, and
-// the IRQ CPU's softirq is saturated.
+// the IRQ CPU's softirq busy most of the time. Not all of it: the ring overflows, and while the
+// sender recovers the dropped segments the CPU idles (76-88% over seeds 1-4).
 TEST(StreamTest, CpuBoundWhenPerPacketCostRises) {
   Json d = nic_doc(10);
   d["costs"] = {{"rx_pkt_ns", 1500}};
@@ -75,7 +76,7 @@ TEST(StreamTest, CpuBoundWhenPerPacketCostRises) {
   for (int c = 0; c < 2; ++c)
     rx_cpu = std::max(rx_cpu, r.r["per_cpu"][c]["by_class_pct"]["softirq"].get<double>() +
                                   r.r["per_cpu"][c]["by_class_pct"]["ksoftirqd"].get<double>());
-  EXPECT_GT(rx_cpu, 85.0);
+  EXPECT_GT(rx_cpu, 70.0);
 }
 
 // RPS off on lo: netif_rx enqueues to the sender's own backlog and the sender's local_bh_enable
