@@ -331,6 +331,7 @@ class Kernel : public EventSink, public WakeView {
   int nr_running(int cpu) const override;
   std::int64_t cpu_load(int cpu) const override;
   std::int64_t cpu_util(int cpu) const override;
+  int llc_nr_idle_scan(const Topology& topo, int imbalance_pct, int llc) const override;
 
   // ---- NAPI (napi.cpp) ----------------------------------------------------------------------
   bool napi_schedule_prep(Napi& n);
@@ -532,6 +533,7 @@ class Kernel : public EventSink, public WakeView {
   EpollParams epoll_defaults_;
   int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)
   int overloaded_cpus_ = 0;    // CPUs with nr_running >= 2 (root_domain->overload)
+  std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
   std::uint64_t lo_packets_ = 0;    // skbs through lo
   std::uint64_t delayed_acks_ = 0;  // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
 };

@@ -34,6 +34,10 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   fair_params_.tick_ns = tick_ns_;
   wake_params_.wake_affine = kp_.sched.wake_affine;
   wake_params_.sis_util = kp_.sched.sis_util;
+  // The kernel zero-fills sd_llc_shared and the first LLC balance writes nr_idle_scan; a run
+  // starts on a machine that has long been balancing, idle until now: scan the whole LLC.
+  for (int l = 0; l < topo_.nr_llcs(); ++l)
+    llc_nr_idle_scan_.push_back(static_cast<int>(topo_.cpus_of_llc(l).size()));
   const int n = topo_.nr_cpus();
   irq_done_args_.resize(static_cast<std::size_t>(n));
   softirq_done_args_.resize(static_cast<std::size_t>(n));
@@ -315,6 +319,9 @@ void Kernel::scheduler_tick(Cpu& c) {
   const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
   if (host_.now() - c.last_balance >= interval) {
     c.last_balance = host_.now();
+    // load_balance() -> update_sd_lb_stats() -> update_idle_cpu_scan() at the LLC level.
+    const int llc = topo_.llc_of(c.id);
+    llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
     periodic_balance(c);
   }
 }
@@ -388,6 +395,9 @@ bool Kernel::idle_cpu(int i) const {
   return c.curr == nullptr && nr_running_of(c) == 0 && c.ttwu_pending == 0;
 }
 bool Kernel::sched_idle_cpu(int) const { return false; }
+int Kernel::llc_nr_idle_scan(const Topology&, int, int llc) const {
+  return llc_nr_idle_scan_[static_cast<std::size_t>(llc)];
+}
 int Kernel::nr_running(int i) const { return nr_running_of(cpu(i)); }
 std::int64_t Kernel::cpu_load(int i) const { return cpu(i).cfs->load_weight(); }
 std::int64_t Kernel::cpu_util(int i) const {

@@ -161,6 +161,10 @@ int nr_idle_scan(const Topology& topo, const WakeView& view, int imbalance_pct, 
   return static_cast<int>(y * llc_weight / kSchedCapacityScale);
 }
 
+int WakeView::llc_nr_idle_scan(const Topology& topo, int imbalance_pct, int llc) const {
+  return nr_idle_scan(topo, *this, imbalance_pct, llc);
+}
+
 // select_idle_core(), kernel/sched/fair.c v6.6 (CONFIG_SCHED_SMT).
 int select_idle_core(const Topology& topo, const WakeView& view, int core_cpu, CpuMask& cpus, int& idle_cpu) {
   bool idle = true;
@@ -208,7 +212,7 @@ int select_idle_cpu(const Topology& topo, const WakeView& view, const WakeParams
   int nr = INT_MAX;
   if (params.sis_util) {
     // "because !--nr is the condition to stop scan"
-    nr = nr_idle_scan(topo, view, params.imbalance_pct, llc) + 1;
+    nr = view.llc_nr_idle_scan(topo, params.imbalance_pct, llc) + 1;
     // "overloaded LLC is unlikely to have idle cpu/core"
     if (nr == 1)
       return -1;

@@ -47,6 +47,9 @@ struct WakeView {
     (void)cpu;
     return 1024;
   }
+  /// sd_llc_shared->nr_idle_scan of `llc`: what the LLC's last periodic load balance wrote
+  /// (update_idle_cpu_scan()). By default computed now from cpu_util().
+  virtual int llc_nr_idle_scan(const Topology& topo, int imbalance_pct, int llc) const;
 };
 
 /// The task_struct fields placement reads and writes. The wakee's identity for record_wakee() is
@@ -128,9 +131,8 @@ bool test_idle_cores(const Topology& topo, const WakeView& view, int cpu);
 /// cpu_util:  x = sum_util / llc_weight;  tmp = min(x^2 * pct^2 / (10000 * 1024), 1024);
 ///            nr_idle_scan = (1024 - tmp) * llc_weight / 1024
 /// so the scan depth falls quadratically and reaches 0 when the LLC is ~85% (100/117) utilized.
-/// Approximation: the kernel recomputes it only during periodic (not newidle) load balancing at
-/// the LLC level and select_idle_cpu() reads that possibly-stale value; here it is computed from
-/// the view at wakeup time.
+/// The kernel recomputes it only during periodic (not newidle) load balancing at the LLC level and
+/// select_idle_cpu() reads that possibly-stale value (WakeView::llc_nr_idle_scan()).
 int nr_idle_scan(const Topology& topo, const WakeView& view, int imbalance_pct, int llc);
 
 /// select_idle_core() (v6.6): if every thread of `core_cpu`'s core is available_idle, returns

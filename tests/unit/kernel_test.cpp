@@ -942,6 +942,30 @@ TEST(KernelTest, InterruptOnIdleCpuWaitsForTheIdleStateExit) {
   EXPECT_EQ(r.cpu(0).sd.processed, 3u);
 }
 
+// SIS_UTIL's scan depth is what the LLC's last periodic load balance wrote
+// (update_idle_cpu_scan(), every balance_interval_ms = 4 ms here), not a fresh computation at each
+// wakeup. It starts at the whole LLC (an idle machine). Hogs on 3 of 4 CPUs from 0: at the 100 ms
+// balance it is recomputed from the utilization then; at 102 ms it still holds that value.
+TEST(KernelTest, SisUtilScanDepthIsWrittenByThePeriodicBalance) {
+  Rig r(shape(4), KernelParams{}, zero_costs());
+  EXPECT_EQ(r.k.llc_nr_idle_scan(r.topo, 117, 0), 4);
+  for (int cpu : {0, 1, 2}) {
+    Task& h = r.k.create_task("h" + std::to_string(cpu), TaskKind::kUser, r.only(cpu));
+    start(r.k, h, hog(r.k, h), cpu);
+  }
+  At at(r.host);
+  int at_balance = -1, fresh = -1;
+  at(ms(100), [&] {
+    at_balance = r.k.llc_nr_idle_scan(r.topo, 117, 0);
+    fresh = nr_idle_scan(r.topo, r.k, 117, 0);
+  });
+  r.run_to(ms(100));
+  EXPECT_EQ(at_balance, fresh);
+  EXPECT_LT(at_balance, 4);
+  r.run_to(ms(102));
+  EXPECT_EQ(r.k.llc_nr_idle_scan(r.topo, 117, 0), at_balance);
+}
+
 TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
   // As above, but CPU 2 has no task and is saturated by NET_RX softirq: six NIC queues with their
   // IRQs on CPU 2 get 600 packets each at 10 us (rx_pkt_ns 500, softirq_entry 1 us). The first
