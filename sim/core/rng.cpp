@@ -24,6 +24,36 @@ NormalZiggurat::NormalZiggurat() {
 
 const NormalZiggurat kNormalZiggurat;
 
+double normal_quantile(double p) {
+  NAPISIM_ASSERT(p > 0 && p < 1, "normal_quantile(p) needs 0 < p < 1");
+  if (p > 0.5) return -normal_quantile(1.0 - p);
+  if (p == 0.5) return 0.0;
+  // Newton on g(z) = ln Phi(z) - ln p, concave and increasing, from z0 = -sqrt(-2 ln p) < root:
+  // the iterates rise monotonically to the root.
+  const double inv_sqrt2 = 0.70710678118654752440;
+  const double inv_sqrt2pi = 0.39894228040143267794;
+  const double log_p = std::log(p);
+  double z = -std::sqrt(-2.0 * log_p);
+  for (int i = 0; i < 100; ++i) {
+    const double cdf = 0.5 * std::erfc(-z * inv_sqrt2);
+    const double step = (std::log(cdf) - log_p) * cdf / (inv_sqrt2pi * std::exp(-0.5 * z * z));
+    z -= step;
+    if (!(std::fabs(step) > 1e-15 * std::max(1.0, std::fabs(z)))) break;
+  }
+  return z;
+}
+
+LognormalQuantiles::LognormalQuantiles(double mu, double sigma) : mu_(mu), sigma_(sigma), q_(kCells + 1, 0.0) {
+  for (int k = 1; k < kCells; ++k)
+    q_[static_cast<std::size_t>(k)] = quantile(static_cast<double>(k) / kCells);
+}
+
+double LognormalQuantiles::quantile(double u) const {
+  // u = 0 has probability 2^-53: take the smallest positive uniform instead of F^-1(0) = 0.
+  u = std::max(u, 0x1.0p-53);
+  return std::exp(mu_ + sigma_ * normal_quantile(u));
+}
+
 namespace {
 
 constexpr std::array<std::string_view, 7> kTypeNames = {"constant",  "uniform", "exponential", "normal",

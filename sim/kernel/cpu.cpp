@@ -70,7 +70,7 @@ void Kernel::update_exec_slow(Cpu& c) {
 
 Nanos Kernel::vary_cost(Cpu& c, Nanos cost) {
   if (cost_sigma_ <= 0) return cost;
-  const double f = c.cost_rng.lognormal(cost_mu_, cost_sigma_);
+  const double f = cost_factor_->sample(c.cost_rng);
   return std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
 }
 

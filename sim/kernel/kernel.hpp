@@ -514,7 +514,8 @@ class Kernel : public EventSink, public WakeView {
   KernelParams kp_;
   CostParams costs_;
   FairParams fair_params_;
-  double cost_mu_ = 0, cost_sigma_ = 0;  // lognormal parameters of the cost factor
+  double cost_sigma_ = 0;                       // lognormal sigma of the cost factor (0: none)
+  std::unique_ptr<LognormalQuantiles> cost_factor_;  // the factor's sampler (mean 1)
   bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
   bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   WakeParams wake_params_;

@@ -16,7 +16,8 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     : host_(host), topo_(topo), kp_(kp), costs_(costs) {
   if (costs_.cost_cv > 0) {
     cost_sigma_ = std::sqrt(std::log1p(costs_.cost_cv * costs_.cost_cv));
-    cost_mu_ = -cost_sigma_ * cost_sigma_ / 2;  // mean of the factor is 1
+    // mu = -sigma^2 / 2: the factor's mean is 1.
+    cost_factor_ = std::make_unique<LognormalQuantiles>(-cost_sigma_ * cost_sigma_ / 2, cost_sigma_);
   }
   const RngRoot default_root(0, 0);
   const RngRoot& root = rng ? *rng : default_root;
