@@ -188,14 +188,13 @@ public:
     const double t = r.uniform01() * kCells;  // exact: a power-of-two scaling
     const auto k = static_cast<std::size_t>(t);
     if (k - 1 >= static_cast<std::size_t>(kCells - 2)) [[unlikely]]
-      return tail(t / kCells);
+      return quantile(t / kCells);
     return q_[k] + (t - static_cast<double>(k)) * (q_[k + 1] - q_[k]);
   }
   /// exp(mu + sigma * Phi^-1(u)), computed (setup and tails).
   double quantile(double u) const;
 
 private:
-  double tail(double u) const { return quantile(u); }
   double mu_, sigma_;
   std::vector<double> q_;  // q_[k] = F^-1(k / kCells), k = 1 .. kCells - 1
 };

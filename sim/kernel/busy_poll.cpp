@@ -151,21 +151,24 @@ Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
   co_await local_bh_enable(t);
 }
 
+std::int64_t Kernel::ep_busy_poll_usecs(const Epoll& ep) const {
+  return ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
+}
+
 bool Kernel::ep_busy_loop_on(const Epoll& ep) const {
-  const std::int64_t usecs = ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
   const bool on = ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;
-  return (ep.event_poll_only && usecs > 0) || (ep.napi_id >= 0 && on);
+  return (ep.event_poll_only && ep_busy_poll_usecs(ep) > 0) || (ep.napi_id >= 0 && on);
 }
 
 Proc<bool> Kernel::ep_busy_loop(Task& t, Epoll& ep) {
-  const std::int64_t usecs = ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
-  const bool on = ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;
+  if (!ep_busy_loop_on(ep)) co_return false;
+  const std::int64_t usecs = ep_busy_poll_usecs(ep);
   if (ep.event_poll_only && usecs > 0) {
     // Gulati 2024 (not merged): spin on the ready list only, no napi_poll.
     co_await spin_until(t, nullptr, &ep, now() + usecs * kNsPerUs + 1);
     co_return !ep.ready.empty();
   }
-  if (ep.napi_id < 0 || !on) co_return false;
+  // Busy polling is on and the epoll has learned a NAPI (ep_busy_loop_on()).
   const int napi_id = ep.napi_id;
   Napi& n = *napis_[static_cast<std::size_t>(napi_id)];
   const int budget = ep.busy_poll_budget ? static_cast<int>(ep.busy_poll_budget) : kBusyPollBudget;

@@ -69,7 +69,7 @@ void Kernel::update_exec_slow(Cpu& c) {
 }
 
 Nanos Kernel::vary_cost(Cpu& c, Nanos cost) {
-  if (cost_sigma_ <= 0) return cost;
+  if (!cost_factor_) return cost;
   const double f = cost_factor_->sample(c.cost_rng);
   return std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(cost) * f + 0.5));
 }
@@ -398,7 +398,7 @@ bool Kernel::wake_polling_idle(Cpu& c, std::uint64_t code) {
   idle_exit(c);
   c.need_resched = true;
   handle_irq(c, code | kIrqPolled);
-  if (c.softirq_pending && !in_interrupt(c)) start_softirq(c);
+  do_softirq(c);
   dispatch(c);
   return true;
 }

@@ -417,6 +417,8 @@ class Kernel : public EventSink, public WakeView {
   Proc<bool> ep_busy_loop(Task& t, Epoll& ep);
   /// Whether ep_busy_loop() would poll or spin at all (net_busy_loop_on() / ep_busy_loop_on()).
   bool ep_busy_loop_on(const Epoll& ep) const;
+  /// The epoll's busy-poll time: EPIOCSPARAMS busy_poll_usecs, else net.core.busy_poll.
+  std::int64_t ep_busy_poll_usecs(const Epoll& ep) const;
   void napi_suspend_irqs(Cpu& c, int napi_id);
   void napi_resume_irqs(Cpu& c, int napi_id);
   EpollParams& epoll_defaults() { return epoll_defaults_; }
@@ -493,6 +495,8 @@ class Kernel : public EventSink, public WakeView {
   void handle_irq(Cpu& c, std::uint64_t code);
   void hardirq_done(Cpu& c);
   void irq_exit(Cpu& c);
+  /// do_softirq(): runs pending softirqs now unless in_interrupt() (4.9-6.4: or ksoftirqd is runnable).
+  void do_softirq(Cpu& c);
   void start_softirq(Cpu& c);
   Proc<void> softirq_body(Cpu& c);
   void softirq_done(Cpu& c);
@@ -514,8 +518,7 @@ class Kernel : public EventSink, public WakeView {
   KernelParams kp_;
   CostParams costs_;
   FairParams fair_params_;
-  double cost_sigma_ = 0;                       // lognormal sigma of the cost factor (0: none)
-  std::unique_ptr<LognormalQuantiles> cost_factor_;  // the factor's sampler (mean 1)
+  std::unique_ptr<LognormalQuantiles> cost_factor_;  // the cost factor's sampler (mean 1); null: cost_cv 0
   bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
   bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   WakeParams wake_params_;

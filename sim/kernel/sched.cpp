@@ -15,9 +15,9 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
                const RngRoot* rng, const std::string& rng_prefix)
     : host_(host), topo_(topo), kp_(kp), costs_(costs) {
   if (costs_.cost_cv > 0) {
-    cost_sigma_ = std::sqrt(std::log1p(costs_.cost_cv * costs_.cost_cv));
+    const double sigma = std::sqrt(std::log1p(costs_.cost_cv * costs_.cost_cv));
     // mu = -sigma^2 / 2: the factor's mean is 1.
-    cost_factor_ = std::make_unique<LognormalQuantiles>(-cost_sigma_ * cost_sigma_ / 2, cost_sigma_);
+    cost_factor_ = std::make_unique<LognormalQuantiles>(-sigma * sigma / 2, sigma);
   }
   const RngRoot default_root(0, 0);
   const RngRoot& root = rng ? *rng : default_root;

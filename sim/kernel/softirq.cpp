@@ -46,11 +46,14 @@ void Kernel::wakeup_softirqd(Cpu& c) {
   }
 }
 
-void Kernel::irq_exit(Cpu& c) {
+void Kernel::do_softirq(Cpu& c) {
   if (in_interrupt(c) || c.softirq_pending == 0) return;
-  // invoke_softirq()
   if (ksoftirqd_defers(ksoftirqd_era_, c)) return;  // ksoftirqd_running(): leave it to ksoftirqd
   start_softirq(c);
+}
+
+void Kernel::irq_exit(Cpu& c) {
+  do_softirq(c);  // invoke_softirq(): do_softirq()'s checks, on the way out of the hardirq
 }
 
 void Kernel::start_softirq(Cpu& c) {
