@@ -513,13 +513,33 @@ TEST(KernelTest, NiceWeightsSetTheShare) {
 
 // ---- wakeup preemption ---------------------------------------------------------------------
 
+/// Chains of sys 100 us + user 100 us + sys 100 us forever (or the same as three exec() calls);
+/// mode 2: three syscalls back to back, the second made right after the first returned.
+Proc<void> chain_hog(Kernel& k, Task& t, int mode) {
+  for (;;) {
+    if (mode == 1) {
+      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)},
+                            {CpuClass::kSystem, us(100)});
+    } else if (mode == 2) {
+      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kSystem, us(100), true},
+                            {CpuClass::kSystem, us(100)});
+    } else {
+      co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
+      co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
+      co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
+    }
+  }
+}
+
 /// 2 CPUs (EEVDF slice = 500 us * (1 + ilog2 2) = 1 ms). Task B (pinned to CPU 0, given nice and
 /// policy) sleeps at t=0 with lag 0; hog A (nice 0, CPU 0) starts at t=0 (deadline = half a
 /// slice = 500 us, RUN_TO_PARITY marker vlag == deadline). B is woken from CPU 1 at `wake_at`;
-/// returns when B got CPU 0.
-Nanos wake_switch_time(const std::string& algo, SchedPolicy b_policy, int b_nice, Nanos wake_at) {
+/// returns when B got CPU 0. `chain_mode` >= 0: A is chain_hog(mode) instead of a user hog.
+Nanos wake_switch_time(const std::string& algo, SchedPolicy b_policy, int b_nice, Nanos wake_at,
+                       const std::string& preempt = "voluntary", int chain_mode = -1) {
   KernelParams kp;
   kp.sched.algo = algo;
+  kp.sched.preempt = preempt;
   kp.sched.base_slice_ns = 500000;
   CostParams c = zero_costs();
   c.ipi_latency_ns = 1000;
@@ -531,7 +551,7 @@ Nanos wake_switch_time(const std::string& algo, SchedPolicy b_policy, int b_nice
   start(r.k, b, sleeper(r.k, b, wq, &got, -1));
   r.run_to(0);
   Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
-  start(r.k, a, hog(r.k, a));
+  start(r.k, a, chain_mode < 0 ? hog(r.k, a) : chain_hog(r.k, a, chain_mode));
   at(wake_at, [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
   r.run_to(wake_at + ms(5));
   EXPECT_EQ(got.size(), 1u) << algo;
@@ -653,55 +673,15 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
   }
 }
 
-/// Chains of sys 100 us + user 100 us + sys 100 us forever (or the same as three exec() calls);
-/// mode 2: three syscalls back to back, the second made right after the first returned.
-Proc<void> chain_hog(Kernel& k, Task& t, int mode) {
-  for (;;) {
-    if (mode == 1) {
-      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)},
-                            {CpuClass::kSystem, us(100)});
-    } else if (mode == 2) {
-      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kSystem, us(100), true},
-                            {CpuClass::kSystem, us(100)});
-    } else {
-      co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
-      co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
-      co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(100));
-    }
-  }
-}
-
-Nanos chain_preempt_time(const std::string& preempt, int mode) {
+TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
   // CFS v5.10 as in CfsWakeupPreemptionOfLongSleeper: B, woken from CPU 1 at 10.5 ms, preempts A
   // and the resched IPI lands at 10.501 ms. A's 35th chain started at 10.5 ms: it is in system
   // code until 10.6 ms. Voluntary preemption waits for the return to user mode at 10.6 ms (the
   // chain stops at that part boundary because need_resched is set); full preemption switches at
-  // the IPI's return.
-  KernelParams kp;
-  kp.sched.algo = "cfs";
-  kp.sched.preempt = preempt;
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
-  Rig r(shape(2), kp, c);
-  At at(r.host);
-  WaitQueue wq;
-  std::vector<Nanos> got;
-  Task& b = r.k.create_task("b", TaskKind::kUser, r.only(0));
-  start(r.k, b, sleeper(r.k, b, wq, &got, -1));
-  r.run_to(0);
-  Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
-  start(r.k, a, chain_hog(r.k, a, mode));
-  at(us(10500), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
-  r.run_to(ms(12));
-  EXPECT_EQ(got.size(), 1u);
-  return got.empty() ? -1 : got[0];
-}
-
-TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
-  // Mode 2's second part starts with a return to user mode at 10.6 ms too.
+  // the IPI's return. Mode 2's second part starts with a return to user mode at 10.6 ms too.
   for (const int mode : {0, 1, 2}) {
-    EXPECT_EQ(chain_preempt_time("voluntary", mode), us(10600)) << mode;
-    EXPECT_EQ(chain_preempt_time("full", mode), us(10501)) << mode;
+    EXPECT_EQ(wake_switch_time("cfs", SchedPolicy::kNormal, 0, us(10500), "voluntary", mode), us(10600)) << mode;
+    EXPECT_EQ(wake_switch_time("cfs", SchedPolicy::kNormal, 0, us(10500), "full", mode), us(10501)) << mode;
   }
 }
 
