@@ -398,10 +398,14 @@ TEST(RpsTest, RpsProcessesOnTargetCpusAfterIpi) {
       target_softirq += r.cls_pct(c, "softirq") + r.cls_pct(c, "ksoftirqd");
       EXPECT_GT(r.k().cpu(c).sd.received_rps, 0u) << "cpu " << c;
       EXPECT_GT(r.k().cpu(c).ipis + r.k().cpu(c).polled_wakeups, 0u) << "cpu " << c;
-      if (!polling) EXPECT_GT(r.k().cpu(c).ipis, 0u) << "cpu " << c;
+      if (!polling) {
+        EXPECT_GT(r.k().cpu(c).ipis, 0u) << "cpu " << c;
+      }
       polled += r.k().cpu(c).polled_wakeups;
     }
-    if (polling) EXPECT_GT(polled, 0u);
+    if (polling) {
+      EXPECT_GT(polled, 0u);
+    }
     else EXPECT_EQ(polled, 0u);
     EXPECT_GT(target_softirq, 0.0);
     // Every packet is processed once more on a target CPU (backlog), i.e. as many as were polled.
