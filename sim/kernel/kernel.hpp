@@ -97,47 +97,53 @@ struct RpsState {
   std::vector<DevFlow> lo_flow_table;              // lo's rx-0/rps_flow_cnt entries
 };
 
+// Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
+// clock and accounting state), and placement's idle_cpu() scan reads only that line.
 struct Cpu {
+  // ---- line 0: read on every event and by idle_cpu() --------------------------------------
   int id = 0;
-  Slot hardirq, softirq;
-  Proc<void> hardirq_proc, softirq_proc;
-  Task* curr = nullptr;  // nullptr: the idle task
-  Task* ksoftirqd = nullptr;
-  Fifo<std::uint64_t> pending_irqs{8};
+  int ttwu_pending = 0;          // queued remote wakeups (makes the CPU non-idle to placement)
+  Task* curr = nullptr;          // nullptr: the idle task
+  Nanos switch_remaining = 0;    // context-switch work before curr resumes
+  Nanos seg_start = 0;           // when the top slot's segment (re)started executing
+  Nanos last_update = 0;
+  Nanos task_exec_accum = 0;     // task time not yet charged with update_curr()
+  int speed_milli = 1000;        // SMT: per-thread speed while the sibling is busy
+  int nr_running = 0;            // rq->nr_running: cfs + rt entities, curr included
   std::uint32_t softirq_pending = 0;
   bool serving_softirq = false;  // SOFTIRQ_OFFSET: inside handle_softirqs
   bool need_resched = false;
-  int ttwu_pending = 0;          // queued remote wakeups (makes the CPU non-idle to placement)
-  Nanos switch_remaining = 0;    // context-switch work before curr resumes
-  // The running segment.
-  Timer seg_timer;
-  Nanos seg_start = 0;           // when the top slot's segment (re)started executing
-  Nanos last_update = 0;
-  int speed_milli = 1000;        // SMT: per-thread speed while the sibling is busy
   bool busy = false;
   bool ready = false;            // the top slot waits to be resumed now
+  // ---- line 1: accounting ----------------------------------------------------------------
   bool part_stop = false;        // seg_timer stops at a chain's part boundary, not its end
   CpuClass acct_cls = CpuClass::kIdle;
   std::array<Nanos, kNumCpuClasses> time{};
-  Nanos task_exec_accum = 0;     // task time not yet charged with update_curr()
+  // ---- the interrupt levels' slots (their hot fields lead each Slot), the segment timer ------
+  Slot hardirq;
+  Timer seg_timer;
+  Slot softirq;
+  // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
+  Nanos psi_stamp = 0;
+  bool psi_some = false, psi_nonidle = false;
+  bool overloaded = false;
+  bool util_busy = false;
+  Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
+  // PELT-like utilization (for SIS_UTIL and wake_affine_weight).
+  double util = 0;
+  Nanos util_stamp = 0;
+  Rng cost_rng{0};  // stream "cpu<N>/cost"
   // Scheduler.
   std::unique_ptr<FairRq> cfs;
   std::unique_ptr<RtRq> rt;
   Timer tick_timer;
   Nanos last_balance = 0;
-  // PELT-like utilization (for SIS_UTIL and wake_affine_weight).
-  double util = 0;
-  Nanos util_stamp = 0;
-  bool util_busy = false;
-  // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
-  Nanos psi_stamp = 0;
-  bool psi_some = false, psi_nonidle = false;
-  bool overloaded = false;
-  Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
+  Task* ksoftirqd = nullptr;
+  Proc<void> hardirq_proc, softirq_proc;
+  Fifo<std::uint64_t> pending_irqs{8};
   // softnet
   SoftnetData sd;
   WaitQueue ksoftirqd_wq;
-  Rng cost_rng{0};  // stream "cpu<N>/cost"
   // statistics
   std::uint64_t irqs = 0, ctx_switches = 0, softirq_runs = 0, ksoftirqd_wakeups = 0, ipis = 0;
   std::uint64_t polled_wakeups = 0;  // woken from idle without an IPI (sched_wake_idle_without_ipi)

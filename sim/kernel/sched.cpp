@@ -139,7 +139,7 @@ void Kernel::set_task_nice(Task& t, int nice) {
   }
 }
 
-int Kernel::nr_running_of(const Cpu& c) const { return c.cfs->nr_running() + c.rt->nr_running(); }
+int Kernel::nr_running_of(const Cpu& c) const { return c.nr_running; }
 
 void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
   // enqueue_entity() calls update_curr() before place_entity(): the placement reads V (EEVDF) or
@@ -149,6 +149,7 @@ void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
   psi_update(c);
   if (is_rt_policy(t.se.policy)) c.rt->enqueue(t.se);
   else c.cfs->enqueue(t.se, flags);
+  c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // add_nr_running()
   t.cpu = c.id;
   psi_update(c);
   ensure_tick(c);
@@ -162,6 +163,7 @@ void Kernel::dequeue_task(Cpu& c, Task& t, unsigned flags) {
   if (!t.se.on_rq) return;
   if (is_rt_policy(t.se.policy)) c.rt->dequeue(t.se);
   else c.cfs->dequeue(t.se, flags);
+  c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // sub_nr_running()
   psi_update(c);
 }
 
