@@ -5,7 +5,9 @@
 // the comments from the kernel rules in shared/reference/kernel-napi.md (sections 2 and 9).
 // Conventions: HZ = 1000 (tick 1 ms), ctx_switch_ns = 0, ipi_latency_ns = 1000 where an IPI
 // matters. EEVDF base slice = base_slice_ns * (1 + ilog2(nr_cpus)).
+#include "sim/kernel/fair.hpp"
 #include "sim/kernel/kernel.hpp"
+#include "sim/kernel/rt.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +17,12 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+// GCC 12 at -O3 warns about `"literal" + std::to_string(n)` inside libstdc++ (-Wrestrict, a false
+// positive: GCC bug 105651); the task names below are built that way.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 namespace napisim {
 namespace {
@@ -776,6 +784,45 @@ TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {
   EXPECT_EQ(f.exec_ns, ms(3));
   EXPECT_EQ(a.exec_ns, ms(5));
   EXPECT_EQ(r.cpu(0).curr, &a);
+}
+
+TEST(KernelTest, RqNrRunningCountsFairAndRtEntitiesIncludingCurr) {
+  // rq->nr_running (add_nr_running/sub_nr_running): CPU 0 holds hog A (fair) from the start; RT
+  // task F sleeps until 1 ms, runs 3 ms, sleeps; fair task B is created at 2 ms. Expected:
+  // 0.5 ms -> 1 (A), 2.5 ms -> 3 (F running, A and B waiting), 4.5 ms -> 2 (F asleep again).
+  // Placement's idle_cpu() reads this count: CPU 1 stays at 0 and idle throughout.
+  Rig r(shape(2), KernelParams{}, zero_costs());
+  At at(r.host);
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& f = r.k.create_task("f", TaskKind::kUser, r.only(0), SchedPolicy::kFifo, 0, 50);
+  start(r.k, f, sleeper(r.k, f, wq, &got, ms(3)));
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
+  start(r.k, a, hog(r.k, a));
+  r.run_to(0);
+  std::vector<int> n0, n1;
+  std::vector<bool> idle1;
+  auto sample = [&] {
+    n0.push_back(r.cpu(0).nr_running);
+    n1.push_back(r.cpu(1).nr_running);
+    idle1.push_back(r.k.idle_cpu(1));
+    EXPECT_EQ(r.cpu(0).nr_running, r.cpu(0).cfs->nr_running() + r.cpu(0).rt->nr_running());
+  };
+  at(us(500), sample);
+  at(ms(1), [&] { r.k.wake_up(wq, 1); });
+  at(ms(2), [&] {
+    Task& b = r.k.create_task("b", TaskKind::kUser, r.only(0));
+    start(r.k, b, hog(r.k, b));
+  });
+  at(us(2500), sample);
+  at(us(4500), sample);
+  r.run_to(ms(5));
+  r.settle();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(n0, (std::vector<int>{1, 3, 2}));
+  EXPECT_EQ(n1, (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(idle1, (std::vector<bool>{true, true, true}));
+  EXPECT_FALSE(r.k.idle_cpu(0));
 }
 
 TEST(KernelTest, AffinityIsHonoured) {
