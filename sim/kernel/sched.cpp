@@ -146,7 +146,6 @@ void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
   // min_vruntime (CFS), which must include the running task's time up to now.
   update_exec(c);
   charge_curr(c);
-  psi_update(c);
   if (is_rt_policy(t.se.policy)) c.rt->enqueue(t.se);
   else c.cfs->enqueue(t.se, flags);
   c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // add_nr_running()
@@ -159,7 +158,6 @@ void Kernel::dequeue_task(Cpu& c, Task& t, unsigned flags) {
   // dequeue_entity() calls update_curr() first: the saved vlag = V - v must see curr's time.
   update_exec(c);
   charge_curr(c);
-  psi_update(c);
   if (!t.se.on_rq) return;
   if (is_rt_policy(t.se.policy)) c.rt->dequeue(t.se);
   else c.cfs->dequeue(t.se, flags);
@@ -359,6 +357,8 @@ void Kernel::periodic_balance(Cpu& c) {
   if (newidle_balance(c)) resched_curr(c, c.id);
 }
 
+// Called after every change of curr or nr_running (schedule, enqueue_task, dequeue_task): the time
+// since the last call is charged to the states stored then, which are still the states until now.
 void Kernel::psi_update(Cpu& c) {
   const Nanos now = host_.now();
   const Nanos dt = now - c.psi_stamp;
