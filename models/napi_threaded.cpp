@@ -85,7 +85,7 @@ class NapiThreaded : public RxModel {
           if (t->state == TaskState::kSleeping && !allowed.test(t->cpu)) t->cpu = allowed.first();
         }
         // is_per_cpu_kthread(): PF_KTHREAD and nr_cpus_allowed == 1 (select_idle_sibling uses it).
-        t->per_cpu_kthread = allowed.count() == 1;
+        t->per_cpu_kthread = allowed.single();
         threads_.push_back(t);
       }
     }

@@ -43,12 +43,6 @@ void CpuMask::clear(int cpu) {
   words_[static_cast<std::size_t>(cpu / kWordBits)] &= ~(std::uint64_t{1} << (cpu % kWordBits));
 }
 
-bool CpuMask::test(int cpu) const {
-  if (cpu < 0 || cpu >= nr_cpus_)
-    return false;
-  return (words_[static_cast<std::size_t>(cpu / kWordBits)] >> (cpu % kWordBits)) & 1U;
-}
-
 void CpuMask::set_all() {
   for (auto& w : words_)
     w = ~std::uint64_t{0};
@@ -67,6 +61,18 @@ int CpuMask::count() const {
   for (auto w : words_)
     n += std::popcount(w);
   return n;
+}
+
+bool CpuMask::single() const {
+  bool seen = false;
+  for (auto w : words_) {
+    if (w == 0)
+      continue;
+    if (seen || (w & (w - 1)) != 0)
+      return false;
+    seen = true;
+  }
+  return seen;
 }
 
 bool CpuMask::any() const {

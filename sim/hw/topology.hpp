@@ -48,10 +48,15 @@ public:
   int nr_cpus() const { return nr_cpus_; }
   void set(int cpu);
   void clear(int cpu);
-  bool test(int cpu) const;
+  bool test(int cpu) const {  // inline: placement tests bits on every wakeup
+    if (cpu < 0 || cpu >= nr_cpus_) return false;
+    return (words_[static_cast<std::size_t>(cpu) / 64] >> (static_cast<unsigned>(cpu) % 64)) & 1U;
+  }
   void set_all();
   void clear_all();
   int count() const;
+  /// Exactly one cpu set (the kernel tests p->nr_cpus_allowed == 1): no popcount needed.
+  bool single() const;
   bool any() const;
   bool none() const { return !any(); }
   /// All nr_cpus bits set.

@@ -181,7 +181,7 @@ bool Kernel::charge_curr(Cpu& c) {
 }
 
 int Kernel::select_task_rq(Task& t, int this_cpu) {
-  if (t.allowed.count() == 1) return t.allowed.first();
+  if (t.allowed.single()) return t.allowed.first();
   if (is_rt_policy(t.se.policy)) {
     // select_task_rq_rt(): stay on the previous CPU unless an RT task of higher priority runs there.
     if (t.allowed.test(t.cpu)) return t.cpu;

@@ -319,7 +319,7 @@ int select_task_rq_fair(const Topology& topo, const WakeView& view, const WakePa
   NAPISIM_ASSERT(valid_cpu(topo, prev_cpu) && valid_cpu(topo, this_cpu), "cpu out of range");
 
   int cpu;
-  if (allowed.count() == 1) {
+  if (allowed.single()) {
     // select_task_rq(): nr_cpus_allowed == 1 never calls into the class.
     cpu = allowed.first();
   } else {

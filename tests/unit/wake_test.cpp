@@ -204,6 +204,22 @@ TEST(CpuMaskTest, BitOperationsAcrossWords) {
   EXPECT_EQ(rest.count(), 127);
   EXPECT_FALSE(rest.intersects(m));
   EXPECT_EQ((rest | m), all);
+
+  // single(): exactly one bit, in any word.
+  CpuMask one(130);
+  EXPECT_FALSE(one.single());
+  for (int cpu : {0, 5, 63, 64, 100, 129}) {
+    CpuMask x(130);
+    x.set(cpu);
+    EXPECT_TRUE(x.single()) << cpu;
+    x.set(cpu == 0 ? 1 : cpu - 1);  // two bits in one word
+    EXPECT_FALSE(x.single()) << cpu;
+  }
+  CpuMask two_words(130);
+  two_words.set(3);
+  two_words.set(70);
+  EXPECT_FALSE(two_words.single());
+  EXPECT_FALSE(all.single());
 }
 
 TEST(CpuMaskTest, ParsesKernelCpulists) {
