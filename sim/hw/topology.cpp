@@ -15,7 +15,7 @@ namespace napisim {
 
 namespace {
 
-constexpr int kWordBits = 64;
+constexpr int kWordBits = CpuMask::kWordBits;
 
 std::size_t words_for(int nr_cpus) {
   return static_cast<std::size_t>((nr_cpus + kWordBits - 1) / kWordBits);

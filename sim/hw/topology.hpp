@@ -32,6 +32,7 @@ namespace napisim {
 /// operator== is plain word comparison.
 class CpuMask {
 public:
+  static constexpr int kWordBits = 64;  // cpus per word of the bitmap
   CpuMask() = default;
   /// An empty mask over nr_cpus cpus.
   explicit CpuMask(int nr_cpus);
@@ -50,7 +51,7 @@ public:
   void clear(int cpu);
   bool test(int cpu) const {  // inline: placement tests bits on every wakeup
     if (cpu < 0 || cpu >= nr_cpus_) return false;
-    return (words_[static_cast<std::size_t>(cpu) / 64] >> (static_cast<unsigned>(cpu) % 64)) & 1U;
+    return (words_[static_cast<std::size_t>(cpu / kWordBits)] >> (cpu % kWordBits)) & 1U;
   }
   void set_all();
   void clear_all();

@@ -329,7 +329,7 @@ class Kernel : public EventSink, public WakeView {
   void scheduler_tick(Cpu& c);
   void psi_update(Cpu& c);
   void util_update(Cpu& c);
-  int nr_running_of(const Cpu& c) const;
+  int nr_running_of(const Cpu& c) const { return c.nr_running; }
 
   // WakeView (placement reads this; softirq activity is invisible, as in the kernel).
   bool idle_cpu(int cpu) const override;

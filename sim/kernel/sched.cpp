@@ -139,8 +139,6 @@ void Kernel::set_task_nice(Task& t, int nice) {
   }
 }
 
-int Kernel::nr_running_of(const Cpu& c) const { return c.nr_running; }
-
 void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
   // enqueue_entity() calls update_curr() before place_entity(): the placement reads V (EEVDF) or
   // min_vruntime (CFS), which must include the running task's time up to now.
@@ -181,7 +179,8 @@ bool Kernel::charge_curr(Cpu& c) {
 }
 
 int Kernel::select_task_rq(Task& t, int this_cpu) {
-  if (t.allowed.single()) return t.allowed.first();
+  // core.c select_task_rq()'s nr_cpus_allowed == 1 rule is select_task_rq_fair()'s first test
+  // (wake.cpp); for an RT task the rule below already gives that one CPU.
   if (is_rt_policy(t.se.policy)) {
     // select_task_rq_rt(): stay on the previous CPU unless an RT task of higher priority runs there.
     if (t.allowed.test(t.cpu)) return t.cpu;
@@ -357,8 +356,9 @@ void Kernel::periodic_balance(Cpu& c) {
   if (newidle_balance(c)) resched_curr(c, c.id);
 }
 
-// Called after every change of curr or nr_running (schedule, enqueue_task, dequeue_task): the time
-// since the last call is charged to the states stored then, which are still the states until now.
+// psi_task_change() / psi_task_switch() (kernel/sched/psi.c v6.6): called after every change of
+// curr or nr_running (schedule, enqueue_task, dequeue_task), so the time since the last call is
+// charged to the states stored then, which held until now.
 void Kernel::psi_update(Cpu& c) {
   const Nanos now = host_.now();
   const Nanos dt = now - c.psi_stamp;
