@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -141,6 +143,114 @@ TEST(EventQueueTest, TimeThenClassThenSeqOnAMixedLoad) {
     ASSERT_TRUE(ordered) << "at " << i << ": (" << a.t << "," << a.prio << "," << a.seq << ") before (" << b.t << ","
                          << b.prio << "," << b.seq << ")";
   }
+}
+
+// The bucket structure (a 128 ns current bucket, a 65.5 us ring, a far heap) must be invisible: a
+// simulation-like loop (pop the earliest, push follow-ups at now + delay) with delays of every range
+// (same time, inside the bucket, ring, exactly at the ring's end, far beyond) and re-armed timers
+// pops exactly what a sorted reference pops.
+TEST(EventQueueTest, BucketsPopInReferenceOrderAcrossRingAndFarDelays) {
+  EventQueue q;
+  NullSink s;
+  using Key = std::tuple<Nanos, int, std::uint64_t>;  // (time, class, push index)
+  std::set<Key> reference;
+  std::vector<Timer> timers(16);
+  std::vector<std::uint64_t> timer_push(timers.size(), 0);  // push index of each timer's live entry
+  std::uint64_t x = 0x9e3779b97f4a7c15ULL, pushes = 0;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  auto delay = [&]() -> Nanos {
+    const std::uint64_t r = next();
+    switch (r % 8) {
+      case 0: return 0;
+      case 1: return static_cast<Nanos>((r >> 8) % 128);
+      case 2: return static_cast<Nanos>((r >> 8) % 65536);
+      case 3: return 65536 - 128 + static_cast<Nanos>((r >> 8) % 256);  // around the ring's end
+      case 4: return static_cast<Nanos>(100000 + (r >> 8) % 5000000);    // far: ticks, long timers
+      case 5: return static_cast<Nanos>(128 * ((r >> 8) % 600));         // bucket boundaries
+      default: return static_cast<Nanos>((r >> 8) % 20000);
+    }
+  };
+  auto push_some = [&](Nanos now, int n) {
+    for (int i = 0; i < n; ++i) {
+      const int prio = static_cast<int>(next() % 5);
+      const Nanos at = now + delay();
+      if (next() % 4 == 0) {
+        const std::size_t t = next() % timers.size();
+        if (timers[t].armed()) reference.erase(Key{timers[t].expires(), 2, timer_push[t]});
+        timers[t].arm(q, at, Prio::kTimer, &s, 1, t);
+        timer_push[t] = pushes;
+        reference.insert(Key{at, 2, pushes++});
+      } else {
+        q.push(at, static_cast<Prio>(prio), &s, 0, pushes);
+        reference.insert(Key{at, prio, pushes++});
+      }
+    }
+  };
+  push_some(0, 200);
+  Nanos now = 0;
+  for (int step = 0; step < 100000 && !reference.empty(); ++step) {
+    q.skip_stale();
+    ASSERT_EQ(q.next_time(), std::get<0>(*reference.begin())) << "step " << step;
+    const Event ev = q.pop();
+    ASSERT_FALSE(EventQueue::is_stale(ev));
+    const Key want = *reference.begin();
+    reference.erase(reference.begin());
+    ASSERT_GE(ev.time, now);
+    now = ev.time;
+    ASSERT_EQ(ev.time, std::get<0>(want)) << "step " << step;
+    if (ev.kind == 1) {
+      ASSERT_EQ(std::get<1>(want), 2);
+      ASSERT_EQ(timer_push[ev.arg], std::get<2>(want)) << "step " << step;
+      timers[ev.arg].fired();
+    } else {
+      ASSERT_EQ(ev.arg, std::get<2>(want)) << "step " << step;
+    }
+    push_some(now, static_cast<int>(next() % 3));  // 0..2: the load drifts, drains and refills
+    if (reference.size() < 20) push_some(now, 50);
+  }
+  const auto rest = drain(q);  // what the loop left: the reference's remainder, stale ones dropped
+  EXPECT_EQ(rest.size(), reference.size());
+}
+
+// next_time() makes the earliest bucket current even when it lies far ahead (the host model peeks
+// before SimGrid picks a horizon); an event pushed afterwards at an earlier time still comes first.
+TEST(EventQueueTest, PushBeforeTheBucketMadeCurrentByAPeekComesFirst) {
+  EventQueue q;
+  NullSink s;
+  q.push(1000000, Prio::kCpu, &s, 0, 1);
+  EXPECT_EQ(q.next_time(), 1000000);
+  q.push(999999, Prio::kCpu, &s, 0, 2);
+  q.push(500, Prio::kControl, &s, 0, 3);
+  q.push(70000, Prio::kCpu, &s, 0, 4);
+  q.push(1000000, Prio::kWire, &s, 0, 5);
+  q.push(1030000, Prio::kCpu, &s, 0, 6);  // within the ring of the new current bucket
+  EXPECT_EQ(q.next_time(), 500);
+  const auto got = drain(q);
+  const std::vector<Fired> want{{500, 0, 3}, {70000, 0, 4}, {999999, 0, 2}, {1000000, 0, 5}, {1000000, 0, 1}, {1030000, 0, 6}};
+  EXPECT_EQ(got, want);
+}
+
+// An event pushed beyond the ring waits in the far heap; once time has moved on, the same bucket
+// also receives ring pushes. Both meet in the same bucket in (time, class, seq) order.
+TEST(EventQueueTest, FarAndRingEntriesOfOneBucketMerge) {
+  EventQueue q;
+  NullSink s;
+  q.push(200000, Prio::kControl, &s, 0, 1);  // 200 us: beyond the 65.5 us ring
+  q.push(150000, Prio::kCpu, &s, 0, 2);      // also far at push time
+  Event ev = q.pop();
+  EXPECT_EQ(ev.arg, 2u);  // now = 150 us: 200 us lies within the ring
+  q.push(200000, Prio::kControl, &s, 0, 3);
+  q.push(200000, Prio::kWire, &s, 0, 4);
+  q.push(200001, Prio::kWire, &s, 0, 5);
+  q.push(199999, Prio::kControl, &s, 0, 6);
+  const auto got = drain(q);
+  const std::vector<Fired> want{{199999, 0, 6}, {200000, 0, 4}, {200000, 0, 1}, {200000, 0, 3}, {200001, 0, 5}};
+  EXPECT_EQ(got, want);
 }
 
 TEST(EventQueueTest, NextTimeIsEarliestOrNever) {
