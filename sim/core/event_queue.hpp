@@ -183,6 +183,7 @@ class EventQueue {
   static constexpr int kWords = kBuckets / 64;
   static constexpr std::uint32_t kNil = 0xffffffffu;
 
+  // Inline: a ring bucket with a free pool node (nearly every push in steady state).
   void push_entry(Nanos time, Prio prio, std::uint32_t kind, std::uintptr_t target, std::uint64_t arg) {
     NAPISIM_ASSERT(time >= 0, "event scheduled at negative time");
     NAPISIM_ASSERT(kind < (1u << kSeqShift), "event kind out of range");
@@ -191,25 +192,31 @@ class EventQueue {
     const Entry e{time, order, target, arg};
     ++size_;
     const std::int64_t ahead = (time >> kBucketShift) - current_bucket_;
+    const std::uint32_t n = free_;
+    if (ahead <= 0 || ahead >= kBuckets || n == kNil) [[unlikely]] {
+      push_elsewhere(e, ahead);
+      return;
+    }
+    free_ = next_[n];
+    pool_[n] = e;
+    link(n, static_cast<std::size_t>((time >> kBucketShift) & (kBuckets - 1)));
+  }
+  [[gnu::noinline]] void push_elsewhere(const Entry& e, std::int64_t ahead) {
     if (ahead <= 0) {
       current_.push(e);
-    } else if (ahead < kBuckets) {
-      const auto slot = static_cast<std::size_t>((time >> kBucketShift) & (kBuckets - 1));
-      std::uint32_t n = free_;
-      if (n != kNil) {
-        free_ = next_[n];
-        pool_[n] = e;
-      } else {
-        n = static_cast<std::uint32_t>(pool_.size());
-        pool_.push_back(e);
-        next_.push_back(kNil);
-      }
-      next_[n] = head_[slot];
-      head_[slot] = n;
-      occupied_[slot / 64] |= 1ULL << (slot % 64);
-    } else {
+    } else if (ahead >= kBuckets) {
       far_.push(e);
+    } else {  // the pool grows
+      const auto n = static_cast<std::uint32_t>(pool_.size());
+      pool_.push_back(e);
+      next_.push_back(kNil);
+      link(n, static_cast<std::size_t>((e.time >> kBucketShift) & (kBuckets - 1)));
     }
+  }
+  void link(std::uint32_t n, std::size_t slot) {
+    next_[n] = head_[slot];
+    head_[slot] = n;
+    occupied_[slot / 64] |= 1ULL << (slot % 64);
   }
 
   /// Ensures current_ holds the earliest entry: when it is empty, the earliest non-empty bucket
