@@ -128,7 +128,7 @@ class EventQueue {
     const Entry& top() const { return h_.front(); }
     void push(const Entry& e) {
       h_.push_back(e);
-      sift_up(h_.size() - 1);
+      place_from(h_.size() - 1, e);
     }
     Entry pop() {
       const Entry top = h_.front();
@@ -139,15 +139,16 @@ class EventQueue {
     }
 
    private:
-    void sift_up(std::size_t i) {
-      const Entry ev = h_[i];
+    /// Puts `ev` into the hole at i, moving it up past larger parents.
+    void place_from(std::size_t i, const Entry& ev) {
+      Entry* h = h_.data();
       while (i > 0) {
         const std::size_t parent = (i - 1) / 2;
-        if (!less(ev, h_[parent])) break;
-        h_[i] = h_[parent];
+        if (!less(ev, h[parent])) break;
+        h[i] = h[parent];
         i = parent;
       }
-      h_[i] = ev;
+      h[i] = ev;
     }
     /// Refills the root's hole with `last` bottom-up (Floyd): the hole follows the smaller child to
     /// a leaf (one comparison per level), then `last` moves up from there (usually not at all).
@@ -162,13 +163,7 @@ class EventQueue {
         h[i] = h[child];
         i = child;
       }
-      while (i > 0) {
-        const std::size_t parent = (i - 1) / 2;
-        if (!less(last, h[parent])) break;
-        h[i] = h[parent];
-        i = parent;
-      }
-      h[i] = last;
+      place_from(i, last);
     }
 
     std::vector<Entry> h_;
