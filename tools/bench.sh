@@ -5,8 +5,8 @@
 #   * the figure of merit: wall seconds per simulated second for scenarios/wei2020/tcp_rr_1B.json
 #     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 3), with simulated
 #     transactions/s, events per transaction and host ns per transaction;
-#   * with BENCH_CALLGRIND=1, instructions (Ir) per transaction of a short run under callgrind,
-#     the stable number on a noisy machine (process startup included, ~70 M Ir).
+#   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
+#     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel).
 # Usage: tools/bench.sh [simulated seconds, default 0.1]   (NAPISIM_BUILD_DIR selects the build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,16 +48,26 @@ print(f"tcp_rr_1B_host_ns_per_transaction={wall / txns * 1e9:.0f}")
 EOF
 
 if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
-  cg=$(mktemp)
-  valgrind --tool=callgrind --callgrind-out-file="$cg" "$build/napisim" run "$scenario" --set duration_s=0.01 \
-    --set warmup_s=0.005 --format json >"$out" 2>/dev/null
-  ir=$(callgrind_annotate "$cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-  rm -f "$cg"
-  "$py" - "$out" "$ir" <<'EOF'
+  # Steady state: two runs under callgrind (10 and 20 ms measured after the same 5 ms warm-up, in
+  # parallel); the difference of their instruction counts over the difference of their
+  # transactions leaves out process startup, scenario setup and warm-up.
+  cg1=$(mktemp) cg2=$(mktemp) out2=$(mktemp)
+  valgrind --tool=callgrind --callgrind-out-file="$cg1" "$build/napisim" run "$scenario" --set duration_s=0.01 \
+    --set warmup_s=0.005 --format json >"$out" 2>/dev/null &
+  valgrind --tool=callgrind --callgrind-out-file="$cg2" "$build/napisim" run "$scenario" --set duration_s=0.02 \
+    --set warmup_s=0.005 --format json >"$out2" 2>/dev/null
+  wait
+  ir1=$(callgrind_annotate "$cg1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  ir2=$(callgrind_annotate "$cg2" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  rm -f "$cg1" "$cg2"
+  "$py" - "$out" "$out2" "$ir1" "$ir2" <<'EOF'
 import json, sys
-res = json.load(open(sys.argv[1]))
-ir = int(sys.argv[2])
-txns = res["summary"]["throughput"] * 0.015
-print(f"tcp_rr_1B_callgrind_Ir={ir} ({ir / txns:.0f} Ir per transaction over 0.015 simulated s, startup included)")
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ir1, ir2 = int(sys.argv[3]), int(sys.argv[4])
+txns = b["summary"]["transactions"] - a["summary"]["transactions"]
+print(f"tcp_rr_1B_callgrind_Ir={ir1} (10 ms measured, startup included)")
+print(f"tcp_rr_1B_steady_Ir_per_transaction={(ir2 - ir1) / txns:.0f} "
+      f"({(b['events'] - a['events']) / txns:.2f} events per transaction)")
 EOF
+  rm -f "$out2"
 fi
