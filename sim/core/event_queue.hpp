@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -78,12 +79,14 @@ class EventQueue {
   /// Time of the earliest queued event (stale ones included), or kNever.
   Nanos next_time() { return make_current() ? current_.top().time : kNever; }
   Event top() {
-    NAPISIM_ASSERT(make_current(), "top() of an empty event queue");
+    const bool queued = make_current();
+    NAPISIM_ASSERT(queued, "top() of an empty event queue");
     return resolve(current_.top());
   }
 
   Event pop() {
-    NAPISIM_ASSERT(make_current(), "pop() of an empty event queue");
+    const bool queued = make_current();
+    NAPISIM_ASSERT(queued, "pop() of an empty event queue");
     return resolve(pop_entry());
   }
 
@@ -177,6 +180,7 @@ class EventQueue {
   static constexpr int kBuckets = 512;    // the ring looks 65.5 us ahead
   static constexpr int kWords = kBuckets / 64;
   static constexpr std::uint32_t kNil = 0xffffffffu;
+  static constexpr std::int64_t kNoBucket = std::numeric_limits<std::int64_t>::max();
 
   // Inline: a ring bucket with a free pool node (nearly every push in steady state).
   void push_entry(Nanos time, Prio prio, std::uint32_t kind, std::uintptr_t target, std::uint64_t arg) {
@@ -222,7 +226,7 @@ class EventQueue {
     if (size_ == 0) return false;
     std::int64_t b = next_ring_bucket();
     if (!far_.empty()) b = std::min(b, far_.top().time >> kBucketShift);
-    NAPISIM_ASSERT(b != INT64_MAX, "event queue: size counts an entry in no bucket");
+    NAPISIM_ASSERT(b != kNoBucket, "event queue: size counts an entry in no bucket");
     current_bucket_ = b;
     const auto slot = static_cast<std::size_t>(b & (kBuckets - 1));
     if (occupied_[slot / 64] & (1ULL << (slot % 64))) {
@@ -241,7 +245,7 @@ class EventQueue {
     return true;
   }
 
-  /// The first occupied ring bucket after current_bucket_, or INT64_MAX.
+  /// The first occupied ring bucket after current_bucket_, or kNoBucket.
   std::int64_t next_ring_bucket() const {
     const auto start = static_cast<unsigned>((current_bucket_ + 1) & (kBuckets - 1));
     unsigned w = start / 64;
@@ -256,7 +260,7 @@ class EventQueue {
       w = (w + 1) % kWords;
       bits = occupied_[w];
     }
-    return INT64_MAX;
+    return kNoBucket;
   }
 
   /// Pops current_'s top; make_current() must have returned true.
