@@ -21,8 +21,8 @@ py=/usr/bin/python3
 
 # Timed runs (BENCH_REPEAT, default 3; the fastest counts: this machine's noise only slows runs
 # down): the CLI's NAPISIM_TIMING line on stderr, the result JSON on stdout.
-out=$(mktemp) err=$(mktemp) all=$(mktemp)
-trap 'rm -f "$out" "$err" "$all"' EXIT
+out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) cg1=$(mktemp) cg2=$(mktemp)
+trap 'rm -f "$out" "$err" "$all" "$out2" "$cg1" "$cg2"' EXIT
 for _ in $(seq "${BENCH_REPEAT:-3}"); do
   NAPISIM_TIMING=1 "$build/napisim" run "$scenario" --set duration_s="$sim_s" --set warmup_s="$warm_s" \
     --format json >"$out" 2>>"$all"
@@ -51,15 +51,18 @@ if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
   # Steady state: two runs under callgrind (10 and 20 ms measured after the same 5 ms warm-up, in
   # parallel); the difference of their instruction counts over the difference of their
   # transactions leaves out process startup, scenario setup and warm-up.
-  cg1=$(mktemp) cg2=$(mktemp) out2=$(mktemp)
-  valgrind --tool=callgrind --callgrind-out-file="$cg1" "$build/napisim" run "$scenario" --set duration_s=0.01 \
-    --set warmup_s=0.005 --format json >"$out" 2>/dev/null &
-  valgrind --tool=callgrind --callgrind-out-file="$cg2" "$build/napisim" run "$scenario" --set duration_s=0.02 \
-    --set warmup_s=0.005 --format json >"$out2" 2>/dev/null
-  wait
-  ir1=$(callgrind_annotate "$cg1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-  ir2=$(callgrind_annotate "$cg2" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-  rm -f "$cg1" "$cg2"
+  # callgrind_run MEASURED_S CALLGRIND_FILE JSON_FILE; ir_total CALLGRIND_FILE
+  callgrind_run() {
+    valgrind --tool=callgrind --callgrind-out-file="$2" "$build/napisim" run "$scenario" --set duration_s="$1" \
+      --set warmup_s=0.005 --format json >"$3" 2>/dev/null
+  }
+  ir_total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
+  callgrind_run 0.01 "$cg1" "$out" &
+  short=$!
+  callgrind_run 0.02 "$cg2" "$out2"
+  wait "$short"
+  ir1=$(ir_total "$cg1")
+  ir2=$(ir_total "$cg2")
   "$py" - "$out" "$out2" "$ir1" "$ir2" <<'EOF'
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -69,5 +72,4 @@ print(f"tcp_rr_1B_callgrind_Ir={ir1} (10 ms measured, startup included)")
 print(f"tcp_rr_1B_steady_Ir_per_transaction={(ir2 - ir1) / txns:.0f} "
       f"({(b['events'] - a['events']) / txns:.2f} events per transaction)")
 EOF
-  rm -f "$out2"
 fi

@@ -190,7 +190,8 @@ class EventQueue {
         (static_cast<std::uint64_t>(prio) << 60) | ((seq_++ & kSeqMask) << kSeqShift) | kind;
     const Entry e{time, order, target, arg};
     ++size_;
-    const std::int64_t ahead = (time >> kBucketShift) - current_bucket_;
+    const std::int64_t bucket = time >> kBucketShift;
+    const std::int64_t ahead = bucket - current_bucket_;
     const std::uint32_t n = free_;
     if (ahead <= 0 || ahead >= kBuckets || n == kNil) [[unlikely]] {
       push_elsewhere(e, ahead);
@@ -198,7 +199,7 @@ class EventQueue {
     }
     free_ = next_[n];
     pool_[n] = e;
-    link(n, static_cast<std::size_t>((time >> kBucketShift) & (kBuckets - 1)));
+    link(n, static_cast<std::size_t>(bucket & (kBuckets - 1)));
   }
   [[gnu::noinline]] void push_elsewhere(const Entry& e, std::int64_t ahead) {
     if (ahead <= 0) {

@@ -15,10 +15,8 @@ namespace napisim {
 
 namespace {
 
-constexpr int kWordBits = CpuMask::kWordBits;
-
 std::size_t words_for(int nr_cpus) {
-  return static_cast<std::size_t>((nr_cpus + kWordBits - 1) / kWordBits);
+  return static_cast<std::size_t>((nr_cpus + CpuMask::kWordBits - 1) / CpuMask::kWordBits);
 }
 
 }  // namespace

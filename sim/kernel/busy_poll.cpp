@@ -151,6 +151,8 @@ Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
   co_await local_bh_enable(t);
 }
 
+// busy_loop_ep_timeout() (fs/eventpoll.c v6.9): the epoll's busy_poll_usecs, else busy_loop_timeout()'s
+// net.core.busy_poll.
 std::int64_t Kernel::ep_busy_poll_usecs(const Epoll& ep) const {
   return ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
 }

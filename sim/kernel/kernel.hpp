@@ -98,8 +98,9 @@ struct RpsState {
 };
 
 // Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
-// clock and accounting state), and placement's idle_cpu() scan reads only that line.
-struct Cpu {
+// clock and accounting state), and placement's idle_cpu() scan reads only that line. alignas:
+// operator new alone gives 16-byte alignment, and the first 64 bytes would straddle two lines.
+struct alignas(64) Cpu {
   // ---- line 0: read on every event and by idle_cpu() --------------------------------------
   int id = 0;
   int ttwu_pending = 0;          // queued remote wakeups (makes the CPU non-idle to placement)

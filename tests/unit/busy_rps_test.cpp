@@ -405,8 +405,9 @@ TEST(RpsTest, RpsProcessesOnTargetCpusAfterIpi) {
     }
     if (polling) {
       EXPECT_GT(polled, 0u);
+    } else {
+      EXPECT_EQ(polled, 0u);
     }
-    else EXPECT_EQ(polled, 0u);
     EXPECT_GT(target_softirq, 0.0);
     // Every packet is processed once more on a target CPU (backlog), i.e. as many as were polled.
     EXPECT_NEAR(static_cast<double>(target_processed), static_cast<double>(r.rx()),

@@ -212,7 +212,7 @@ TEST(CpuMaskTest, BitOperationsAcrossWords) {
     CpuMask x(130);
     x.set(cpu);
     EXPECT_TRUE(x.single()) << cpu;
-    x.set(cpu == 0 ? 1 : cpu - 1);  // two bits in one word
+    x.set(cpu == 0 ? 1 : cpu - 1);  // a second bit beside it (for 64: in the word before)
     EXPECT_FALSE(x.single()) << cpu;
   }
   CpuMask two_words(130);
