@@ -45,13 +45,13 @@ void Kernel::update_exec_slow(Cpu& c) {
   if (ran > 0) {
     int level;
     Slot* s = top_slot(c, &level);
-    const Nanos work = ran * c.speed_milli / 1000;
+    const Nanos work = c.speed_milli == 1000 ? ran : ran * c.speed_milli / 1000;
     if (level == 0 && c.switch_remaining > 0) {
       c.switch_remaining = std::max<Nanos>(0, c.switch_remaining - work);
     } else if (s && s->remaining > 0 && !s->waiting) {
       // A chain's part boundaries passed since seg_start: the time up to each is its part's.
       while (s->tail > 0 && work >= s->remaining - s->tail) {
-        const Nanos cross = c.seg_start + ((s->remaining - s->tail) * 1000 + c.speed_milli - 1) / c.speed_milli;
+        const Nanos cross = c.seg_start + exec_ns(s->remaining - s->tail, c.speed_milli);
         if (cross > c.last_update) {
           c.time[static_cast<int>(c.acct_cls)] += cross - c.last_update;
           c.last_update = cross;
@@ -163,7 +163,7 @@ void Kernel::arm_segment(Cpu& c) {
   if (level == 0 && c.switch_remaining > 0) {
     cls = CpuClass::kSystem;
     c.seg_start = std::max(c.seg_start, now);
-    rearm(c, c.seg_start + (c.switch_remaining * 1000 + c.speed_milli - 1) / c.speed_milli);
+    rearm(c, c.seg_start + exec_ns(c.switch_remaining, c.speed_milli));
   } else if (s && s->remaining > 0 && !s->waiting) {
     cls = s->cls;
     c.seg_start = std::max(c.seg_start, now);
@@ -171,7 +171,7 @@ void Kernel::arm_segment(Cpu& c) {
     // that exec() calls one after the other would have offered there.
     c.part_stop = s->tail > 0 && c.need_resched;
     const Nanos work = c.part_stop ? s->remaining - s->tail : s->remaining;
-    rearm(c, c.seg_start + (work * 1000 + c.speed_milli - 1) / c.speed_milli);
+    rearm(c, c.seg_start + exec_ns(work, c.speed_milli));
   } else if (s && s->h && !s->waiting) {
     // Ready to be resumed now: inside an event handler for c, run_ready() resumes it directly;
     // otherwise (a wakeup initiated from another CPU) a timer at now does.

@@ -97,6 +97,13 @@ struct RpsState {
   std::vector<DevFlow> lo_flow_table;              // lo's rx-0/rps_flow_cnt entries
 };
 
+/// Wall time a CPU at `speed_milli` (per-mille of full speed) takes for `work` ns of full-speed
+/// work, rounded up. At full speed (no busy SMT sibling) that is `work`: no 64-bit division, whose
+/// latency (tens of cycles) every segment would otherwise pay.
+inline Nanos exec_ns(Nanos work, int speed_milli) {
+  return speed_milli == 1000 ? work : (work * 1000 + speed_milli - 1) / speed_milli;
+}
+
 // Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
 // clock and accounting state), and placement's idle_cpu() scan reads only that line. alignas:
 // operator new alone gives 16-byte alignment, and the first 64 bytes would straddle two lines.

@@ -44,7 +44,7 @@ std::pair<int, int> Kernel::lo_connect(std::uint32_t hash_client, std::uint32_t 
 }
 
 std::int64_t Kernel::lo_xmit_skbs(std::int64_t bytes) const {
-  return std::max<std::int64_t>(1, (bytes + kp_.net.tso_max_bytes - 1) / kp_.net.tso_max_bytes);
+  return kp_.net.tso_count(bytes);
 }
 
 std::int64_t Kernel::tcp_event_ack_sent(Socket& s) {

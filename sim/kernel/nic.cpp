@@ -229,11 +229,9 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
     tx_schedule_event(ch);
     return;
   }
-  const std::int64_t mss = kp_.net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, kp_.net.tso_max_bytes / mss) * mss;
   while (bytes > 0) {
-    const std::int64_t b = std::min(bytes, max_train);
-    const std::int64_t segs = (b + mss - 1) / mss;
+    const std::int64_t b = kp_.net.train_bytes(bytes);
+    const std::int64_t segs = kp_.net.segs_of(b);
     const Nanos done = nic.tx_port.transmit(now, b + segs * kWireOverheadBytes);
     ch.tx_pkts += static_cast<std::uint64_t>(segs);
     ch.tx_bytes += static_cast<std::uint64_t>(b);

@@ -5,6 +5,7 @@
 // is meant to reproduce the published directions; nothing is special-cased per scenario.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -67,6 +68,19 @@ struct NetParams {
   std::int64_t busy_poll = 0;               // net.core.busy_poll (us)
   std::int64_t mss = 1448;                  // TCP MSS with timestamps on a 1500-byte MTU
   std::int64_t tso_max_bytes = 65536;       // GSO/TSO super-packet size (and GRO's 64 KB limit)
+
+  /// Payload of the next TSO/GSO super-packet of a send with `left` bytes to go: whole segments up
+  /// to tso_max_bytes (at least one). Up to one MSS there is nothing to split: no division.
+  std::int64_t train_bytes(std::int64_t left) const {
+    if (left <= mss) return left;
+    return std::min(left, std::max<std::int64_t>(1, tso_max_bytes / mss) * mss);
+  }
+  /// Wire segments of a super-packet of `bytes` (> 0) of payload.
+  std::int64_t segs_of(std::int64_t bytes) const { return bytes <= mss ? 1 : (bytes + mss - 1) / mss; }
+  /// TSO super-packets of one send of `bytes` (at least one).
+  std::int64_t tso_count(std::int64_t bytes) const {
+    return bytes <= tso_max_bytes ? 1 : (bytes + tso_max_bytes - 1) / tso_max_bytes;
+  }
 
   template <class V>
   static void fields(V& v) {

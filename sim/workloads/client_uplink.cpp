@@ -17,12 +17,10 @@ void ClientUplink::setup(Kernel& k, const std::vector<ClientPath>& paths) {
 }
 
 void ClientUplink::send_message(int host, int sock, std::int64_t bytes, Nanos depart) {
-  const std::int64_t mss = k_->params().net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
+  const NetParams& net = k_->params().net;
   for (std::int64_t left = bytes; left > 0;) {
-    const std::int64_t b = std::min(left, max_train);
-    send(host, WireTrain{sock, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>((b + mss - 1) / mss), false},
-         depart);
+    const std::int64_t b = net.train_bytes(left);
+    send(host, WireTrain{sock, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(net.segs_of(b)), false}, depart);
     left -= b;
   }
 }

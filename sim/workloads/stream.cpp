@@ -143,8 +143,7 @@ void Stream::client_push(Flow& f, Nanos at) {
 }
 
 void Stream::client_send(Flow& f, std::int64_t bytes, Nanos depart) {
-  const std::int64_t mss = k_->params().net.mss;
-  const auto segs = static_cast<std::uint32_t>((bytes + mss - 1) / mss);
+  const auto segs = static_cast<std::uint32_t>(k_->params().net.segs_of(bytes));
   uplink_.send(f.host, WireTrain{f.sock, static_cast<std::uint32_t>(bytes), segs, false}, depart);
 }
 

@@ -218,6 +218,60 @@ TEST(KernelTest, HardirqPreemptsTaskAndSegmentResumesWithRemainingWork) {
   EXPECT_EQ(r.cpu(0).ctx_switches, 2u);  // idle -> t, t -> idle when it sleeps
 }
 
+TEST(KernelTest, SmtSiblingsShareTheCoreThroughput) {
+  // One core, two threads (CPUs 0 and 1), smt_speed 0.62: while both siblings are busy each runs
+  // at 620/1000 of full speed, and a segment's end is rounded up to the next ns (exec_ns()).
+  //  * A: 1240 ns of work on CPU 0, B: 310 ns on CPU 1, both from t = 0. Both run at 0.62 until B
+  //    ends at 310 / 0.62 = 500 ns; A has done 310 by then and its other 930 at full speed: 1430.
+  //  * From 10 us, C: 1000 ns on CPU 0 and D: 5000 ns on CPU 1. C ends at ceil(1000 / 0.62) =
+  //    1613 ns; D has done 1000 by then and its other 4000 at full speed: 10 us + 5613.
+  TopologyParams tp = shape(1, 2);
+  tp.smt_speed = 0.62;
+  Rig r(tp, KernelParams{}, zero_costs());
+  At at(r.host);
+  WaitQueue wq;
+  Nanos a_done = -1, b_done = -1, c_done = -1, d_done = -1;
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
+  Task& b = r.k.create_task("b", TaskKind::kUser, r.only(1));
+  Task& c = r.k.create_task("c", TaskKind::kUser, r.only(0));
+  Task& d = r.k.create_task("d", TaskKind::kUser, r.only(1));
+  start(r.k, a, work_once(r.k, a, 1240, &a_done, wq));
+  start(r.k, b, work_once(r.k, b, 310, &b_done, wq));
+  at(us(10), [&] {
+    start(r.k, c, work_once(r.k, c, 1000, &c_done, wq));
+    start(r.k, d, work_once(r.k, d, 5000, &d_done, wq));
+  });
+  r.run_to(us(30));
+  EXPECT_EQ(b_done, 500);
+  EXPECT_EQ(a_done, 1430);
+  EXPECT_EQ(c_done, us(10) + 1613);
+  EXPECT_EQ(d_done, us(10) + 5613);
+  r.settle();
+  EXPECT_EQ(r.cpu(0).time[kUser], 1430 + 1613);
+  EXPECT_EQ(r.cpu(1).time[kUser], 500 + 5613);
+}
+
+TEST(KernelTest, SendsSplitIntoTsoTrainsOfWholeSegments) {
+  // mss 1448, tso_max_bytes 65536: a super-packet carries 45 whole segments (65160 bytes).
+  NetParams n;
+  EXPECT_EQ(n.train_bytes(1), 1);
+  EXPECT_EQ(n.train_bytes(1448), 1448);
+  EXPECT_EQ(n.train_bytes(1449), 1449);
+  EXPECT_EQ(n.train_bytes(65160), 65160);
+  EXPECT_EQ(n.train_bytes(65161), 65160);
+  EXPECT_EQ(n.train_bytes(1 << 20), 65160);
+  EXPECT_EQ(n.segs_of(1), 1);
+  EXPECT_EQ(n.segs_of(1448), 1);
+  EXPECT_EQ(n.segs_of(1449), 2);
+  EXPECT_EQ(n.segs_of(65160), 45);
+  EXPECT_EQ(n.tso_count(0), 1);
+  EXPECT_EQ(n.tso_count(65536), 1);
+  EXPECT_EQ(n.tso_count(65537), 2);
+  EXPECT_EQ(n.tso_count(1 << 20), 16);
+  n.tso_max_bytes = 1000;  // below one MSS: still one whole segment per super-packet
+  EXPECT_EQ(n.train_bytes(5000), 1448);
+}
+
 TEST(KernelTest, HardirqPreemptsTaskAndSoftirqRunsAtIrqExit) {
   // Same task (10 us from t=0). One packet reaches a 1-queue NIC at 3 us (rx-usecs 0: IRQ at
   // once). hardirq 1000 ns: 3..4 us; it schedules the NAPI and raises NET_RX, which irq_exit()
