@@ -252,24 +252,23 @@ TEST(KernelTest, SmtSiblingsShareTheCoreThroughput) {
 }
 
 TEST(KernelTest, SendsSplitIntoTsoTrainsOfWholeSegments) {
-  // mss 1448, tso_max_bytes 65536: a super-packet carries 45 whole segments (65160 bytes).
-  NetParams n;
-  EXPECT_EQ(n.train_bytes(1), 1);
-  EXPECT_EQ(n.train_bytes(1448), 1448);
-  EXPECT_EQ(n.train_bytes(1449), 1449);
-  EXPECT_EQ(n.train_bytes(65160), 65160);
-  EXPECT_EQ(n.train_bytes(65161), 65160);
-  EXPECT_EQ(n.train_bytes(1 << 20), 65160);
-  EXPECT_EQ(n.segs_of(1), 1);
-  EXPECT_EQ(n.segs_of(1448), 1);
-  EXPECT_EQ(n.segs_of(1449), 2);
-  EXPECT_EQ(n.segs_of(65160), 45);
-  EXPECT_EQ(n.tso_count(0), 1);
-  EXPECT_EQ(n.tso_count(65536), 1);
-  EXPECT_EQ(n.tso_count(65537), 2);
-  EXPECT_EQ(n.tso_count(1 << 20), 16);
-  n.tso_max_bytes = 1000;  // below one MSS: still one whole segment per super-packet
-  EXPECT_EQ(n.train_bytes(5000), 1448);
+  // mss 1448, tso_max_bytes 65536: a super-packet carries 45 whole segments (65160 bytes). Each row:
+  // bytes left to send, the next super-packet's payload, its wire segments, TSO super-packets of
+  // a send of `bytes`.
+  struct Row {
+    std::int64_t bytes, train, segs, tso;
+  };
+  const NetParams n;
+  for (const Row& r : {Row{1, 1, 1, 1}, Row{1448, 1448, 1, 1}, Row{1449, 1449, 2, 1}, Row{65160, 65160, 45, 1},
+                       Row{65161, 65160, 45, 1}, Row{65537, 65160, 45, 2}, Row{1 << 20, 65160, 45, 16}}) {
+    EXPECT_EQ(n.train_bytes(r.bytes), r.train) << r.bytes;
+    EXPECT_EQ(n.segs_of(n.train_bytes(r.bytes)), r.segs) << r.bytes;
+    EXPECT_EQ(n.tso_count(r.bytes), r.tso) << r.bytes;
+  }
+  EXPECT_EQ(n.tso_count(0), 1);  // a pure ACK still goes out as one
+  NetParams small;
+  small.tso_max_bytes = 1000;  // below one MSS: still one whole segment per super-packet
+  EXPECT_EQ(small.train_bytes(5000), 1448);
 }
 
 TEST(KernelTest, HardirqPreemptsTaskAndSoftirqRunsAtIrqExit) {
