@@ -6,7 +6,8 @@
 #     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 3), with simulated
 #     transactions/s, events per transaction and host ns per transaction;
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
-#     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel).
+#     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel);
+#     BENCH_TOP=N adds the N functions with the most steady-state Ir per transaction (self cost).
 # Usage: tools/bench.sh [simulated seconds, default 0.1]   (NAPISIM_BUILD_DIR selects the build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,13 +64,38 @@ if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
   wait "$short"
   ir1=$(ir_total "$cg1")
   ir2=$(ir_total "$cg2")
-  "$py" - "$out" "$out2" "$ir1" "$ir2" <<'EOF'
-import json, sys
+  "$py" - "$out" "$out2" "$ir1" "$ir2" "$cg1" "$cg2" "${BENCH_TOP:-0}" <<'EOF'
+import json, re, subprocess, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 ir1, ir2 = int(sys.argv[3]), int(sys.argv[4])
 txns = b["summary"]["transactions"] - a["summary"]["transactions"]
 print(f"tcp_rr_1B_callgrind_Ir={ir1} (10 ms measured, startup included)")
 print(f"tcp_rr_1B_steady_Ir_per_transaction={(ir2 - ir1) / txns:.0f} "
       f"({(b['events'] - a['events']) / txns:.2f} events per transaction)")
+
+
+def self_ir(path):
+    """Function name -> self Ir, from callgrind_annotate's per-function table."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", path],
+                          capture_output=True, text=True).stdout
+    cost = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(\S.*)$", line)
+        if not m or "PROGRAM TOTALS" in line:
+            continue
+        name = re.sub(r"\s*\[[^]]*\]$", "", m.group(2))  # the object file
+        name = name.split(":", 1)[1] if ":" in name else name  # the source file
+        name = re.sub(r"\(.*", "", name)  # the signature
+        cost[name] = cost.get(name, 0) + int(m.group(1).replace(",", ""))
+    return cost
+
+
+top = int(sys.argv[7])
+if top > 0:
+    c1, c2 = self_ir(sys.argv[5]), self_ir(sys.argv[6])
+    rows = sorted(((c2.get(k, 0) - c1.get(k, 0)) / txns, k) for k in set(c1) | set(c2))[::-1]
+    print(f"top {top} functions, steady-state self Ir per transaction:")
+    for ir, name in rows[:top]:
+        print(f"  {ir:7.0f} {100 * ir * txns / (ir2 - ir1):5.1f}%  {name}")
 EOF
 fi
