@@ -176,7 +176,9 @@ class EventQueue {
   // every entry of a bucket <= current_bucket_; ring slot b % kBuckets the entries of bucket b for
   // current_bucket_ < b < current_bucket_ + kBuckets; far_ the entries pushed beyond that window.
   // So every entry of current_ precedes every other entry.
-  static constexpr int kBucketShift = 7;  // 128 ns: about one entry per bucket at 10 M events/s
+  // 128 ns: tcp_rr_1B pushes 12 M entries per simulated s, 1.5 per bucket (2.2 per non-empty one);
+  // 64 and 256 ns cost the same instructions.
+  static constexpr int kBucketShift = 7;
   static constexpr int kBuckets = 512;    // the ring looks 65.5 us ahead
   static constexpr int kWords = kBuckets / 64;
   static constexpr std::uint32_t kNil = 0xffffffffu;

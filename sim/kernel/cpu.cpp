@@ -45,7 +45,7 @@ void Kernel::update_exec_slow(Cpu& c) {
   if (ran > 0) {
     int level;
     Slot* s = top_slot(c, &level);
-    const Nanos work = c.speed_milli == 1000 ? ran : ran * c.speed_milli / 1000;
+    const Nanos work = work_in(ran, c.speed_milli);
     if (level == 0 && c.switch_remaining > 0) {
       c.switch_remaining = std::max<Nanos>(0, c.switch_remaining - work);
     } else if (s && s->remaining > 0 && !s->waiting) {
@@ -205,9 +205,9 @@ void Kernel::set_smt_busy(Cpu& c, bool busy) {
   if (sib < 0) return;
   Cpu& s = cpu(sib);
   update_exec(s);
-  const int speed = busy ? static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5) : 1000;
+  const int speed = busy ? smt_speed_milli_ : 1000;
   // This CPU's own speed also depends on the sibling.
-  c.speed_milli = s.busy ? static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5) : 1000;
+  c.speed_milli = s.busy ? smt_speed_milli_ : 1000;
   if (s.speed_milli != speed) {
     s.speed_milli = speed;
     if (s.seg_timer.armed()) arm_segment(s);

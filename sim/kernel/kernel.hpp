@@ -103,6 +103,8 @@ struct RpsState {
 inline Nanos exec_ns(Nanos work, int speed_milli) {
   return speed_milli == 1000 ? work : (work * 1000 + speed_milli - 1) / speed_milli;
 }
+/// The inverse: full-speed work done in `ran` ns of wall time, rounded down.
+inline Nanos work_in(Nanos ran, int speed_milli) { return speed_milli == 1000 ? ran : ran * speed_milli / 1000; }
 
 // Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
 // clock and accounting state), and placement's idle_cpu() scan reads only that line. alignas:
@@ -537,6 +539,7 @@ class Kernel : public EventSink, public WakeView {
   bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   WakeParams wake_params_;
   Nanos tick_ns_;
+  int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
   std::vector<std::unique_ptr<Cpu>> cpus_;
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Nic>> nics_;

@@ -69,13 +69,14 @@ struct NetParams {
   std::int64_t mss = 1448;                  // TCP MSS with timestamps on a 1500-byte MTU
   std::int64_t tso_max_bytes = 65536;       // GSO/TSO super-packet size (and GRO's 64 KB limit)
 
-  /// Payload of the next TSO/GSO super-packet of a send with `left` bytes to go: whole segments up
-  /// to tso_max_bytes (at least one). Up to one MSS there is nothing to split: no division.
-  std::int64_t train_bytes(std::int64_t left) const {
-    if (left <= mss) return left;
-    return std::min(left, std::max<std::int64_t>(1, tso_max_bytes / mss) * mss);
-  }
-  /// Wire segments of a super-packet of `bytes` (> 0) of payload.
+  /// Payload of a full TSO/GSO super-packet: tcp_xmit_size_goal() (net/ipv4/tcp.c v6.6) rounds the
+  /// GSO size down to whole MSS segments, at least one.
+  std::int64_t max_train_bytes() const { return std::max<std::int64_t>(1, tso_max_bytes / mss) * mss; }
+  /// Payload of the next super-packet of a send with `left` bytes to go. Up to one MSS there is
+  /// nothing to split: no division (tcp_xmit_size_goal() too "tries hard to avoid divides").
+  std::int64_t train_bytes(std::int64_t left) const { return left <= mss ? left : std::min(left, max_train_bytes()); }
+  /// Wire segments of a super-packet of `bytes` (> 0) of payload: tcp_set_skb_tso_segs()
+  /// (net/ipv4/tcp_output.c v6.6), 1 up to one MSS, else DIV_ROUND_UP(len, mss).
   std::int64_t segs_of(std::int64_t bytes) const { return bytes <= mss ? 1 : (bytes + mss - 1) / mss; }
   /// TSO super-packets of one send of `bytes` (at least one).
   std::int64_t tso_count(std::int64_t bytes) const {

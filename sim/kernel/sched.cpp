@@ -24,6 +24,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   if (kp_.hz != 100 && kp_.hz != 250 && kp_.hz != 300 && kp_.hz != 1000)
     throw ConfigError("/kernel/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(kp_.hz));
   tick_ns_ = kNsPerSec / kp_.hz;
+  smt_speed_milli_ = static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5);
   preempt_full_ = kp_.sched.preempt == "full";
   ksoftirqd_era_ = kp_.ksoftirqd_mode == "4.9-6.4";
   fair_params_.algo = kp_.sched.algo == "cfs" ? FairParams::Algo::kCfs : FairParams::Algo::kEevdf;

@@ -130,7 +130,7 @@ Proc<void> Stream::netperf(Task& t, int fi) {
 
 void Stream::client_push(Flow& f, Nanos at) {
   const std::int64_t mss = k_->params().net.mss;
-  const std::int64_t max_train = std::max<std::int64_t>(1, k_->params().net.tso_max_bytes / mss) * mss;
+  const std::int64_t max_train = k_->params().net.max_train_bytes();
   const std::int64_t limit = std::min({f.cwnd, f.snd_wnd, sndbuf()});
   for (;;) {
     const std::int64_t room = limit - (f.snd_nxt - f.snd_una);
@@ -138,13 +138,8 @@ void Stream::client_push(Flow& f, Nanos at) {
     if (b <= 0) break;
     f.snd_nxt += b;
     sent_total_ += b;
-    client_send(f, b, at + p_.client_tx_ns);
+    uplink_.send_message(f.host, f.sock, b, at + p_.client_tx_ns);  // b is one super-packet
   }
-}
-
-void Stream::client_send(Flow& f, std::int64_t bytes, Nanos depart) {
-  const auto segs = static_cast<std::uint32_t>(k_->params().net.segs_of(bytes));
-  uplink_.send(f.host, WireTrain{f.sock, static_cast<std::uint32_t>(bytes), segs, false}, depart);
 }
 
 void Stream::on_event(std::uint32_t kind, std::uint64_t arg) {
@@ -156,8 +151,8 @@ void Stream::on_event(std::uint32_t kind, std::uint64_t arg) {
       const Train tr = retransmits_.front();
       retransmits_.pop_front();
       ++retransmitted_;
-      client_send(flows_[static_cast<std::size_t>(flow_of_sock_[static_cast<std::size_t>(tr.sock)])], tr.bytes,
-                  k_->now());
+      const Flow& f = flows_[static_cast<std::size_t>(flow_of_sock_[static_cast<std::size_t>(tr.sock)])];
+      uplink_.send_message(f.host, f.sock, tr.bytes, k_->now());
       break;
     }
     default:

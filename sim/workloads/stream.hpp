@@ -99,7 +99,6 @@ class Stream : public Workload, public EventSink, public WirePeer {
   Proc<void> netserver(Task& t, int flow);
   Proc<void> netperf(Task& t, int flow);
   void client_push(Flow& f, Nanos at);
-  void client_send(Flow& f, std::int64_t bytes, Nanos depart);
   void received(Flow& f, std::int64_t n);
 
   StreamParams p_;

@@ -259,6 +259,7 @@ TEST(KernelTest, SendsSplitIntoTsoTrainsOfWholeSegments) {
     std::int64_t bytes, train, segs, tso;
   };
   const NetParams n;
+  EXPECT_EQ(n.max_train_bytes(), 65160);
   for (const Row& r : {Row{1, 1, 1, 1}, Row{1448, 1448, 1, 1}, Row{1449, 1449, 2, 1}, Row{65160, 65160, 45, 1},
                        Row{65161, 65160, 45, 1}, Row{65537, 65160, 45, 2}, Row{1 << 20, 65160, 45, 16}}) {
     EXPECT_EQ(n.train_bytes(r.bytes), r.train) << r.bytes;
