@@ -44,7 +44,9 @@ std::pair<int, int> Kernel::lo_connect(std::uint32_t hash_client, std::uint32_t 
 }
 
 std::int64_t Kernel::lo_xmit_skbs(std::int64_t bytes) const {
-  return kp_.net.tso_count(bytes);
+  // lo takes skbs of up to tso_max_bytes whole (its MTU is 64 KiB): the split loopback_xmit() makes.
+  const std::int64_t max = kp_.net.tso_max_bytes;
+  return bytes <= max ? 1 : (bytes + max - 1) / max;
 }
 
 std::int64_t Kernel::tcp_event_ack_sent(Socket& s) {

@@ -78,9 +78,12 @@ struct NetParams {
   /// Wire segments of a super-packet of `bytes` (> 0) of payload: tcp_set_skb_tso_segs()
   /// (net/ipv4/tcp_output.c v6.6), 1 up to one MSS, else DIV_ROUND_UP(len, mss).
   std::int64_t segs_of(std::int64_t bytes) const { return bytes <= mss ? 1 : (bytes + mss - 1) / mss; }
-  /// TSO super-packets of one send of `bytes` (at least one).
+  /// TSO super-packets of one send of `bytes` (at least one): the skbs tcp_sendmsg_locked() fills
+  /// up to the size goal, i.e. the trains train_bytes() cuts, so a send is charged (tx_tso_ns) for
+  /// exactly the super-packets nic_transmit() puts on the wire.
   std::int64_t tso_count(std::int64_t bytes) const {
-    return bytes <= tso_max_bytes ? 1 : (bytes + tso_max_bytes - 1) / tso_max_bytes;
+    const std::int64_t goal = max_train_bytes();
+    return bytes <= goal ? 1 : (bytes + goal - 1) / goal;
   }
 
   template <class V>

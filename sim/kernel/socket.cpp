@@ -175,9 +175,10 @@ Proc<std::int64_t> Kernel::sys_recv_wait(Task& t, Socket& s, std::int64_t max_by
 }
 
 Nanos Kernel::send_cost(Task& t, Socket& s, std::int64_t bytes) {
-  const std::int64_t tso = kp_.net.tso_count(bytes);
+  // One tx_tso_ns per super-packet the device is handed: lo's 64 KiB skbs, or the NIC's trains.
+  const std::int64_t tso = s.lo_peer >= 0 ? lo_xmit_skbs(bytes) : kp_.net.tso_count(bytes);
   s.rfs_cpu = t.cpu;
-  const Nanos lo = s.lo_peer >= 0 ? lo_xmit_skbs(bytes) * costs_.rps_enqueue_ns : 0;  // __netif_rx per skb
+  const Nanos lo = s.lo_peer >= 0 ? tso * costs_.rps_enqueue_ns : 0;  // __netif_rx per skb
   return costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns + bytes * costs_.copy_ns_per_kb / 1024 + lo;
 }
 

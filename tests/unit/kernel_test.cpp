@@ -261,10 +261,14 @@ TEST(KernelTest, SendsSplitIntoTsoTrainsOfWholeSegments) {
   const NetParams n;
   EXPECT_EQ(n.max_train_bytes(), 65160);
   for (const Row& r : {Row{1, 1, 1, 1}, Row{1448, 1448, 1, 1}, Row{1449, 1449, 2, 1}, Row{65160, 65160, 45, 1},
-                       Row{65161, 65160, 45, 1}, Row{65537, 65160, 45, 2}, Row{1 << 20, 65160, 45, 16}}) {
+                       Row{65161, 65160, 45, 2}, Row{65537, 65160, 45, 2}, Row{1 << 20, 65160, 45, 17}}) {
     EXPECT_EQ(n.train_bytes(r.bytes), r.train) << r.bytes;
     EXPECT_EQ(n.segs_of(n.train_bytes(r.bytes)), r.segs) << r.bytes;
     EXPECT_EQ(n.tso_count(r.bytes), r.tso) << r.bytes;
+    // send_cost() charges tso_count() super-packets: exactly the trains nic_transmit() sends.
+    std::int64_t trains = 0;
+    for (std::int64_t left = r.bytes; left > 0; left -= n.train_bytes(left)) ++trains;
+    EXPECT_EQ(trains, r.tso) << r.bytes;
   }
   EXPECT_EQ(n.tso_count(0), 1);  // a pure ACK still goes out as one
   NetParams small;
