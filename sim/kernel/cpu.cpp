@@ -116,6 +116,7 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* par
   s.h = h;
   s.remaining = first + s.tail;
   s.n_next = static_cast<std::uint8_t>(n - 1);
+  s.part = 0;
   s.cls = parts[0].cls;
   s.part_from_user = parts[0].from_user;
   s.waiting = false;
@@ -309,13 +310,18 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
         if (level == 0 && (s->cls == CpuClass::kUser || s->part_from_user)) exit_to_user_mode(c, *c.curr);
         dispatch(c);
       } else if (s && s->h && !s->waiting) {
-        // What arm_segment() does for a slot whose segment just ended: it is ready now, on the
-        // same class, and the CPU stays busy (update_exec() brought seg_start up to now).
+        // What arm_segment() and run_ready() do for a slot whose segment just ended, without their
+        // checks (all hold: the slot has a coroutine, no switch is pending, the timer has fired):
+        // it resumes now, on the same class, and the CPU stays busy (update_exec() brought
+        // seg_start up to now).
         s->remaining = 0;
-        c.ready = true;
+        c.ready = false;
         c.seg_start = host_.now();
         c.acct_cls = s->cls;
         if (!c.busy) set_smt_busy(c, true);
+        const std::coroutine_handle<> h = s->h;
+        s->h = nullptr;
+        h.resume();
       } else {
         if (s) {
           s->remaining = 0;

@@ -41,8 +41,8 @@ struct ExecPart {
 /// A task's segment may be chained (Kernel::exec_chain): parts of different classes run back to
 /// back (a syscall's system time, then user time, then the next syscall) as one segment, so the
 /// simulator needs one event for the whole chain. `cls` is then the class of the part running
-/// now, and the parts after it wait in next_cls/next_work; update_exec_slow() moves across their
-/// boundaries and charges each part's time to its own class.
+/// now, and the parts after it wait in next[part..part + n_next); update_exec_slow() moves across
+/// their boundaries and charges each part's time to its own class.
 struct Slot {
   static constexpr int kMaxNext = 3;
   std::coroutine_handle<> h;  // resumed when the segment ends (null: nothing to resume)
@@ -50,6 +50,7 @@ struct Slot {
   Nanos tail = 0;             // work of the parts after the current one (0: the last or only part)
   CpuClass cls = CpuClass::kSystem;
   std::uint8_t n_next = 0;    // parts after the current one
+  std::uint8_t part = 0;      // next[part] is the part after the current one
   bool active = false;        // the level is in use (for tasks: the body has not ended)
   bool waiting = false;       // suspended on something other than CPU work (softirq below it, IPI)
   bool part_from_user = false;  // the current part starts at a return to user mode
@@ -58,14 +59,15 @@ struct Slot {
   void clear_chain() {
     tail = 0;
     n_next = 0;
+    part = 0;
     part_from_user = false;
   }
   /// Moves to the next part of a chain (its boundary has been reached).
   void next_part() {
-    cls = next[0].cls;
-    part_from_user = next[0].from_user;
-    tail -= next[0].cost;
-    for (int i = 1; i < n_next; ++i) next[static_cast<std::size_t>(i - 1)] = next[static_cast<std::size_t>(i)];
+    const ExecPart& p = next[part++];
+    cls = p.cls;
+    part_from_user = p.from_user;
+    tail -= p.cost;
     --n_next;
   }
 };
