@@ -205,14 +205,16 @@ void Kernel::set_smt_busy(Cpu& c, bool busy) {
   const int sib = topo_.sibling_of(c.id);
   if (sib < 0) return;
   Cpu& s = cpu(sib);
-  update_exec(s);
   const int speed = busy ? smt_speed_milli_ : 1000;
   // This CPU's own speed also depends on the sibling.
   c.speed_milli = s.busy ? smt_speed_milli_ : 1000;
-  if (s.speed_milli != speed) {
-    s.speed_milli = speed;
-    if (s.seg_timer.armed()) arm_segment(s);
-  }
+  if (s.speed_milli == speed) return;
+  // A busy sibling's work so far was done at its old speed: settle it, then re-time its segment.
+  // An idle one (no segment, timer cancelled, idle time accounted whenever it is next updated)
+  // only takes the new speed for its next segment.
+  if (s.busy) update_exec(s);
+  s.speed_milli = speed;
+  if (s.seg_timer.armed()) arm_segment(s);
 }
 
 void Kernel::run_ready(Cpu& c) {
