@@ -15,39 +15,42 @@ namespace napisim {
 
 struct Epoll;
 
-struct Socket {
+// Field order is for the cache: what every packet and every recv()/send() touches fills the first
+// two lines (sockets are separate allocations, so alignas keeps those lines whole).
+struct alignas(64) Socket {
+  // ---- line 0 ------------------------------------------------------------------------------
   int id = 0;
   int nic = 0;
   int rx_queue = 0;            // RSS queue its packets arrive on
-  std::uint32_t hash = 0;      // skb->hash (Toeplitz)
-  std::int64_t rx_avail = 0;   // bytes in the receive queue
-  Epoll* ep = nullptr;
-  bool on_ready_list = false;
   int napi_id = -1;            // sk_napi_id (last NAPI that delivered to it)
-  std::int64_t ll_usec = 0;    // sk_ll_usec: SO_BUSY_POLL in us (net.core.busy_read by default)
+  std::int64_t rx_avail = 0;   // bytes in the receive queue
+  std::int64_t rcv_nxt = 0;    // bytes queued so far (tp->rcv_nxt)
+  Epoll* ep = nullptr;
   Task* spinner = nullptr;     // a blocked reader busy-polling until this socket has data
-  int rfs_cpu = -1;            // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
-  // TCP flow control (only for workloads that model it: rcvbuf > 0; stream, loopback).
-  int lo_peer = -1;            // the other end of a connection over lo (-1: over a NIC)
-  WaitQueue wq;                // sk_sleep(sk): a task blocked in recv()/send() without epoll
   std::int64_t rcvbuf = 0;     // sk_rcvbuf (0: flow control not modelled)
+  int rfs_cpu = -1;            // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
+  int lo_peer = -1;            // the other end of a connection over lo (-1: over a NIC)
+  // ---- line 1 ------------------------------------------------------------------------------
+  bool on_ready_list = false;
+  // SO_TIMESTAMPING-style receive stamps (opt-in, for workloads that measure in-application
+  // queueing): each queued skb leaves (rcv_nxt after it, time it became readable) in rx_stamps
+  // until the workload consumes it.
+  bool rx_timestamps = false;
+  std::uint32_t hash = 0;      // skb->hash (Toeplitz)
+  std::uint64_t rx_skbs = 0;   // statistics
+  std::int64_t ll_usec = 0;    // sk_ll_usec: SO_BUSY_POLL in us (net.core.busy_read by default)
+  WaitQueue wq;                // sk_sleep(sk): a task blocked in recv()/send() without epoll
+  // TCP flow control (only for workloads that model it: rcvbuf > 0; stream, loopback).
   std::int64_t sndbuf = 0;     // sk_sndbuf: unacked bytes a sender may queue
-  std::int64_t rcv_wup = 0;    // rcv_nxt (below) at the last ACK sent
+  std::int64_t rcv_wup = 0;    // rcv_nxt at the last ACK sent
   std::int64_t rcv_mss = 536;  // icsk_ack.rcv_mss (tcp_measure_rcv_mss; TCP_MSS_DEFAULT at start)
   std::int64_t rcv_wnd = 0;    // window advertised by the last ACK (rcvbuf - unread bytes)
   std::int64_t snd_nxt = 0, snd_una = 0, snd_wnd = 0;  // sender: bytes sent, acked, peer's window
-  // SO_TIMESTAMPING-style receive stamps (opt-in, for workloads that measure in-application
-  // queueing): rcv_nxt is the byte count queued so far (tp->rcv_nxt), and each queued skb leaves
-  // (rcv_nxt after it, time it became readable) in rx_stamps until the workload consumes it.
   struct RxStamp {
     std::int64_t end = 0;
     Nanos at = 0;
   };
-  bool rx_timestamps = false;
-  std::int64_t rcv_nxt = 0;
   Fifo<RxStamp> rx_stamps{4};
-  // statistics
-  std::uint64_t rx_skbs = 0;
 };
 
 struct Epoll {
