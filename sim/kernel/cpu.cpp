@@ -115,7 +115,6 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* par
   }
   s.h = h;
   s.remaining = first + s.tail;
-  s.n_next = static_cast<std::uint8_t>(n - 1);
   s.part = 0;
   s.cls = parts[0].cls;
   s.part_from_user = parts[0].from_user;
@@ -227,9 +226,7 @@ void Kernel::run_ready(Cpu& c) {
     }
     c.ready = false;
     if (c.seg_timer.armed() && c.seg_timer.expires() <= host_.now()) c.seg_timer.cancel();
-    std::coroutine_handle<> h = s->h;
-    s->h = nullptr;
-    h.resume();
+    s->resume();
     // The coroutine suspended again (exec, sleep) or ended; each path re-armed c. A coroutine that
     // suspended without re-arming leaves c idle.
   }
@@ -321,9 +318,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
         c.seg_start = host_.now();
         c.acct_cls = s->cls;
         if (!c.busy) set_smt_busy(c, true);
-        const std::coroutine_handle<> h = s->h;
-        s->h = nullptr;
-        h.resume();
+        s->resume();
       } else {
         if (s) {
           s->remaining = 0;

@@ -41,16 +41,15 @@ struct ExecPart {
 /// A task's segment may be chained (Kernel::exec_chain): parts of different classes run back to
 /// back (a syscall's system time, then user time, then the next syscall) as one segment, so the
 /// simulator needs one event for the whole chain. `cls` is then the class of the part running
-/// now, and the parts after it wait in next[part..part + n_next); update_exec_slow() moves across
-/// their boundaries and charges each part's time to its own class.
+/// now, and the parts after it wait in next[part..] (while tail > 0); update_exec_slow() moves
+/// across their boundaries and charges each part's time to its own class.
 struct Slot {
   static constexpr int kMaxNext = 3;
   std::coroutine_handle<> h;  // resumed when the segment ends (null: nothing to resume)
   Nanos remaining = 0;        // work left in the current segment (all its parts), ns at full core speed
   Nanos tail = 0;             // work of the parts after the current one (0: the last or only part)
   CpuClass cls = CpuClass::kSystem;
-  std::uint8_t n_next = 0;    // parts after the current one
-  std::uint8_t part = 0;      // next[part] is the part after the current one
+  std::uint8_t part = 0;      // next[part] is the part after the current one (if tail > 0)
   bool active = false;        // the level is in use (for tasks: the body has not ended)
   bool waiting = false;       // suspended on something other than CPU work (softirq below it, IPI)
   bool part_from_user = false;  // the current part starts at a return to user mode
@@ -58,7 +57,6 @@ struct Slot {
   /// Ends any chain: the segment is one part again (remaining set by the caller).
   void clear_chain() {
     tail = 0;
-    n_next = 0;
     part = 0;
     part_from_user = false;
   }
@@ -68,7 +66,12 @@ struct Slot {
     cls = p.cls;
     part_from_user = p.from_user;
     tail -= p.cost;
-    --n_next;
+  }
+  /// Resumes the slot's coroutine, which may at once give the slot a new one.
+  void resume() {
+    const std::coroutine_handle<> co = h;
+    h = nullptr;
+    co.resume();
   }
 };
 
