@@ -7,6 +7,10 @@
 #
 #   tools/snapshot.sh record DIR     before the change (e.g. on main's build)
 #   tools/snapshot.sh compare DIR    after it: names every run whose output differs (exit 1)
+#   tools/snapshot.sh compare-results DIR
+#                                    the same, leaving out the trajectory (event count and
+#                                    fingerprint): for a change that removes events whose work can be
+#                                    done later without anyone seeing a difference
 #
 # NAPISIM_BUILD_DIR picks the build (default build/), which is built first if needed.
 set -euo pipefail
@@ -14,8 +18,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NAPISIM_BUILD_DIR:-$root/build}
 mode=${1:-}
 dir=${2:-}
-if [[ "$mode" != record && "$mode" != compare ]] || [ -z "$dir" ]; then
-  echo "usage: tools/snapshot.sh record|compare DIR" >&2
+if [[ "$mode" != record && "$mode" != compare && "$mode" != compare-results ]] || [ -z "$dir" ]; then
+  echo "usage: tools/snapshot.sh record|compare|compare-results DIR" >&2
   exit 2
 fi
 "$root/tools/build.sh" >/dev/null
@@ -74,13 +78,27 @@ if [ "$mode" = record ]; then
   echo "snapshot: recorded $n runs in $dir"
   exit 0
 fi
+# same FILE REF: byte-identical (compare), or identical but for the trajectory (compare-results).
+same() {
+  if [ "$mode" = compare ]; then
+    cmp -s "$1" "$2"
+  else
+    /usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for r in (a, b):
+    r.pop("events", None)
+    r.pop("fingerprint", None)
+sys.exit(0 if a == b else 1)' "$1" "$2"
+  fi
+}
 differ=0
 for f in "$out"/*.json; do
   ref="$dir/$(basename "$f")"
   if [ ! -f "$ref" ]; then
     echo "new:     $(basename "$f" .json)"
     differ=1
-  elif ! cmp -s "$f" "$ref"; then
+  elif ! same "$f" "$ref"; then
     echo "differs: $(basename "$f" .json)"
     differ=1
   fi
@@ -89,7 +107,11 @@ for ref in "$dir"/*.json; do
   [ -f "$out/$(basename "$ref")" ] || { echo "missing: $(basename "$ref" .json)"; differ=1; }
 done
 if [ "$differ" -eq 0 ]; then
-  echo "snapshot: all $n runs byte-identical to $dir"
+  if [ "$mode" = compare ]; then
+    echo "snapshot: all $n runs byte-identical to $dir"
+  else
+    echo "snapshot: all $n runs identical to $dir but for their trajectory (events, fingerprint)"
+  fi
 else
   exit 1
 fi

@@ -74,6 +74,16 @@ class EventQueue {
     push_entry(time, prio, kind, reinterpret_cast<std::uintptr_t>(sink), arg);
   }
 
+  /// Takes the next sequence number for an event that may never be queued: its order key
+  /// (class, seq, kind) as push() would give it now. push_reserved() queues it later, in the
+  /// place it would have had; a model that can do the event's work without the event (the work
+  /// touches nothing anyone reads before some later event) compares keys with (time, order) of
+  /// the event being processed instead (HostModel::current_order()).
+  std::uint64_t reserve(Prio prio, std::uint32_t kind) { return make_order(prio, kind); }
+  void push_reserved(Nanos time, std::uint64_t order, EventSink* sink, std::uint64_t arg = 0) {
+    place(Entry{time, order, reinterpret_cast<std::uintptr_t>(sink), arg});
+  }
+
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   /// Time of the earliest queued event (stale ones included), or kNever.
@@ -92,7 +102,8 @@ class EventQueue {
 
   /// The hot path of HostModel::advance_to(): pops the earliest event if its time is <= horizon
   /// and it is live (stale ones are dropped on the way). False when nothing is due.
-  inline bool pop_due(Nanos horizon, Nanos* time, EventSink** sink, std::uint32_t* kind, std::uint64_t* arg);
+  inline bool pop_due(Nanos horizon, Nanos* time, std::uint64_t* order, EventSink** sink, std::uint32_t* kind,
+                      std::uint64_t* arg);
 
   /// Drops stale (cancelled) events from the top so next_time() is exact.
   void skip_stale() {
@@ -184,13 +195,17 @@ class EventQueue {
   static constexpr std::uint32_t kNil = 0xffffffffu;
   static constexpr std::int64_t kNoBucket = std::numeric_limits<std::int64_t>::max();
 
-  // Inline: a ring bucket with a free pool node (nearly every push in steady state).
-  void push_entry(Nanos time, Prio prio, std::uint32_t kind, std::uintptr_t target, std::uint64_t arg) {
-    NAPISIM_ASSERT(time >= 0, "event scheduled at negative time");
+  std::uint64_t make_order(Prio prio, std::uint32_t kind) {
     NAPISIM_ASSERT(kind < (1u << kSeqShift), "event kind out of range");
-    const std::uint64_t order =
-        (static_cast<std::uint64_t>(prio) << 60) | ((seq_++ & kSeqMask) << kSeqShift) | kind;
-    const Entry e{time, order, target, arg};
+    return (static_cast<std::uint64_t>(prio) << 60) | ((seq_++ & kSeqMask) << kSeqShift) | kind;
+  }
+  void push_entry(Nanos time, Prio prio, std::uint32_t kind, std::uintptr_t target, std::uint64_t arg) {
+    place(Entry{time, make_order(prio, kind), target, arg});
+  }
+  // Inline: a ring bucket with a free pool node (nearly every push in steady state).
+  void place(const Entry& e) {
+    const Nanos time = e.time;
+    NAPISIM_ASSERT(time >= 0, "event scheduled at negative time");
     ++size_;
     const std::int64_t bucket = time >> kBucketShift;
     const std::int64_t ahead = bucket - current_bucket_;
@@ -327,7 +342,8 @@ inline Event EventQueue::resolve(const Entry& e) {
   return Event{e.time, e.order, reinterpret_cast<EventSink*>(e.target), e.arg, nullptr, kind, 0};
 }
 
-inline bool EventQueue::pop_due(Nanos horizon, Nanos* time, EventSink** sink, std::uint32_t* kind, std::uint64_t* arg) {
+inline bool EventQueue::pop_due(Nanos horizon, Nanos* time, std::uint64_t* order, EventSink** sink,
+                                std::uint32_t* kind, std::uint64_t* arg) {
   while (make_current() && current_.top().time <= horizon) {
     const Entry e = pop_entry();
     if (e.target & 1) {
@@ -340,6 +356,7 @@ inline bool EventQueue::pop_due(Nanos horizon, Nanos* time, EventSink** sink, st
       *arg = e.arg;
     }
     *time = e.time;
+    *order = e.order;
     *kind = static_cast<std::uint32_t>(e.order & ((1u << kSeqShift) - 1));
     return true;
   }

@@ -8,7 +8,7 @@ void HostModel::advance_to(Nanos horizon) {
   EventSink* sink;
   std::uint32_t kind;
   std::uint64_t arg;
-  while (queue_.pop_due(horizon, &time, &sink, &kind, &arg)) {
+  while (queue_.pop_due(horizon, &time, &order_, &sink, &kind, &arg)) {
     now_ = time;
     ++events_;
     // Cheap multiplicative mix: enough to detect any change of trajectory.
@@ -16,6 +16,7 @@ void HostModel::advance_to(Nanos horizon) {
                    0x100000001b3ULL;
     sink->on_event(kind, arg);
   }
+  order_ = kAfterAll;  // every event due by now has been processed
   if (horizon != kNever) now_ = horizon;
 }
 

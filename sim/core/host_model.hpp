@@ -39,13 +39,23 @@ class HostModel {
   /// Processes every event with time <= horizon, then sets the clock to horizon (unless kNever).
   void advance_to(Nanos horizon);
 
+  /// Order key (EventQueue::reserve()) of the event being processed; outside advance_to()'s
+  /// handlers, a key after every other: (now(), current_order()) is the point the run has reached,
+  /// and a reserved event with a smaller (time, order) is one that would already have happened.
+  std::uint64_t current_order() const { return order_; }
+  /// Whether the event (time, order) precedes the point the run has reached (or is the event
+  /// being processed).
+  bool reached(Nanos time, std::uint64_t order) const { return time < now_ || (time == now_ && order <= order_); }
+
   std::uint64_t events_processed() const { return events_; }
   /// Running hash of (time, kind) of every processed event (OMNeT++-style trajectory fingerprint).
   std::uint64_t fingerprint() const { return fingerprint_; }
 
  private:
   EventQueue queue_;
+  static constexpr std::uint64_t kAfterAll = ~0ULL;
   Nanos now_ = 0;
+  std::uint64_t order_ = kAfterAll;
   std::uint64_t events_ = 0;
   std::uint64_t fingerprint_ = 0x9e3779b97f4a7c15ULL;
 };

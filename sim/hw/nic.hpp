@@ -105,6 +105,15 @@ struct Port {
   }
 };
 
+/// A train on its way into a channel's ring: it enters at `at`, with the event key `order` its
+/// arrival event has (EventQueue::reserve()) whether or not that event is ever queued.
+struct Inbound {
+  Nanos at = 0;
+  std::uint64_t order = 0;
+  RxEntry e;
+  bool queued = false;  // its arrival event is in the event queue
+};
+
 struct Nic;
 
 struct Channel {
@@ -112,6 +121,13 @@ struct Channel {
   Nic* nic = nullptr;
   Fifo<RxEntry> ring{64};
   std::int64_t ring_pkts = 0;     // descriptors in use
+  // Trains delivered to this queue and not yet in its ring, in arrival order. While the channel is
+  // watched (Kernel::rx_watched: its CQ armed, or a busy poller spinning on its NAPI) each has its
+  // arrival event queued; otherwise an arrival changes nothing anyone reads before the next poll
+  // or re-arm, which takes it in first (Kernel::rx_sync), so no event per packet is needed.
+  Fifo<Inbound> inbound{64};
+  std::int64_t inbound_segs = 0;  // segments in `inbound`
+  std::int64_t inbound_idle = 0;  // entries of `inbound` without a queued event
   std::int64_t tx_pending = 0;    // TX completions written (their packet left the wire), not yet reaped
   Fifo<Nanos> tx_done{64};        // wire-done times of transmitted packets not yet completed
   bool tx_event = false;          // a completion event is queued (only needed while the IRQ is armed)

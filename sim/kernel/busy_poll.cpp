@@ -42,7 +42,10 @@ bool Kernel::SpinAwait::await_ready() const noexcept {
   if (k.cpu(t.cpu).need_resched) return true;
   if (napi) {
     if (!(napi->state & kSched)) return true;  // ownable
-    if ((napi->state & kInBusyPoll) && napi->ch && (napi->ch->ring_pkts > 0 || napi->ch->tx_pending > 0)) return true;
+    if ((napi->state & kInBusyPoll) && napi->ch) {
+      k.rx_sync(*napi->ch);
+      if (napi->ch->ring_pkts > 0 || napi->ch->tx_pending > 0) return true;
+    }
   }
   return false;
 }
@@ -53,7 +56,11 @@ void Kernel::SpinAwait::await_suspend(std::coroutine_handle<> h) {
   t.spinning = true;
   // One spinner slot per NAPI: the owning busy poller (it must see RX completions) wins it over a
   // task waiting for ownership, which also watches its socket or epoll and its deadline.
-  if (napi && (!napi->spinner || napi->busy_owner == &t)) napi->spinner = &t;
+  if (napi && (!napi->spinner || napi->busy_owner == &t)) {
+    if (napi->ch) k.rx_sync(*napi->ch);  // what arrived before the spinner does not wake it
+    napi->spinner = &t;
+    if (napi->ch) k.rx_watch(*napi->ch);  // what arrives from now on does
+  }
   if (ep) ep->spinner = &t;
   if (sk) sk->spinner = &t;
   if (deadline != kNever)

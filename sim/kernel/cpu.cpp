@@ -371,6 +371,9 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kSpinDeadline:
       spin_wake(*tasks_[arg]);
       break;
+    case kRxArrive:
+      rx_sync(*nics_[arg >> 20]->channels[arg & 0xfffff]);
+      break;
     case kTxDone: {
       Nic& nic = *nics_[arg >> 20];
       Channel& ch = *nic.channels[arg & 0xfffff];

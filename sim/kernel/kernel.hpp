@@ -363,11 +363,23 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- driver and NIC (nic.cpp) -------------------------------------------------------------
   Proc<int> driver_poll(Ctx ctx, Napi& n, int budget);  // mlx5e_napi_poll-like
-  /// A train reaches the NIC from the wire (called by the workload at arrival time).
+  /// A train that reaches NIC `nic` from the wire at `at` (>= now; per NIC in non-decreasing
+  /// order, as its ingress port delivers them). Called by the workload when it sends the train.
+  void nic_deliver(int nic, const RxEntry& e, Nanos at);
+  /// A train that reaches NIC `nic` now.
   void nic_rx(int nic, const RxEntry& e);
+  /// Brings `ch`'s ring up to the point the run has reached: the trains delivered to it that have
+  /// arrived by now enter it (rx_enter). Every reader of the ring calls this first.
+  void rx_sync(Channel& ch);
   /// The switch->server port: when a train of `wire_bytes` sent at `t` is fully received.
   Nanos nic_ingress(int nic, Nanos t, std::int64_t wire_bytes);
   void nic_arm_irq(Channel& ch);
+  /// Whether an arrival on `ch` has an effect at its own time (an interrupt, a busy poller's
+  /// wakeup), so that it needs its event: the CQ is armed or a busy poller spins on the NAPI.
+  static bool rx_watched(const Channel& ch) { return ch.irq_armed || ch.napi.spinner != nullptr; }
+  /// `ch` has just become watched (after an rx_sync): queue the arrival events its pending trains
+  /// did without.
+  void rx_watch(Channel& ch);
   void nic_completion(Channel& ch, std::int64_t n, bool tx);
   /// Moves TX completions whose packet has left the wire into tx_pending; returns how many.
   std::int64_t tx_collect(Channel& ch);
@@ -487,8 +499,11 @@ class Kernel : public EventSink, public WakeView {
 
  private:
   enum EventKind : std::uint32_t {
-    kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6, kSpinDeadline = 7
+    kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6, kSpinDeadline = 7,
+    kRxArrive = 8
   };
+  void rx_enter(Channel& ch, const RxEntry& e);  // a train enters the ring (or is dropped)
+  static std::uint64_t channel_code(const Channel& ch);
   /// The highest active level of `c` (2 hardirq, 1 softirq, 0 task, -1 idle) and its slot.
   static Slot* top_slot(Cpu& c, int* level) {
     if (c.hardirq.active) {

@@ -5,6 +5,12 @@
 //                             `budget` RX descriptors; GRO merges each train (its last segment
 //                             carries PSH, so tcp_gro_receive flushes it at once) and hands skbs
 //                             up in gro_normal_batch lists; napi_complete_done() -> mlx5e_cq_arm()
+//   arrivals                  a train is handed to the kernel when it is sent (nic_deliver) and
+//                             enters the ring at its arrival time: through its own event while the
+//                             arrival acts then (CQ armed: the interrupt logic; a busy poller
+//                             spinning on the NAPI), otherwise when the next poll or re-arm reads
+//                             the ring (rx_sync), as TX completions are reaped: no event per packet
+//                             while the NAPI runs with its interrupt masked
 //   RSS                       Toeplitz hash -> 128-entry indirection table (sim/hw/rss.*)
 //   moderation                rx-usecs/rx-frames (static, or lib/dim when adaptive-rx is on)
 //   XPS                       a CPU transmits on the queue whose interrupt it takes
@@ -71,10 +77,61 @@ Nanos Kernel::nic_ingress(int nic, Nanos t, std::int64_t wire_bytes) {
   return nics_[static_cast<std::size_t>(nic)]->rx_port.transmit(t, wire_bytes);
 }
 
-void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
+std::uint64_t Kernel::channel_code(const Channel& ch) {
+  return (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
+}
+
+void Kernel::nic_deliver(int nic_idx, const RxEntry& e, Nanos at) {
+  NAPISIM_ASSERT(at >= host_.now(), "nic_deliver(): a train arriving in the past");
   Nic& nic = *nics_[static_cast<std::size_t>(nic_idx)];
-  Socket& s = socket(e.sock);
-  Channel& ch = *nic.channels[static_cast<std::size_t>(s.rx_queue)];
+  Channel& ch = *nic.channels[static_cast<std::size_t>(socket(e.sock).rx_queue)];
+  NAPISIM_ASSERT(ch.inbound.empty() || ch.inbound.back().at <= at, "nic_deliver(): arrivals out of order");
+  Inbound in{at, host_.queue().reserve(Prio::kWire, kRxArrive), e, false};
+  // The event is needed if the arrival acts at its time: the channel is watched, or the ring may be
+  // full by then (a drop calls the peer's retransmission at once). The ring only empties between
+  // now and `at`, so it cannot be full if everything pending fits now.
+  if (rx_watched(ch) || ch.ring_pkts + ch.inbound_segs + e.segs > nic.params.ring_size) {
+    in.queued = true;
+    host_.queue().push_reserved(at, in.order, this, channel_code(ch));
+  } else {
+    ++ch.inbound_idle;
+  }
+  ch.inbound_segs += e.segs;
+  ch.inbound.push_back(in);
+}
+
+void Kernel::rx_sync(Channel& ch) {
+  while (!ch.inbound.empty() && host_.reached(ch.inbound.front().at, ch.inbound.front().order)) {
+    const Inbound in = ch.inbound.front();
+    ch.inbound.pop_front();
+    ch.inbound_segs -= in.e.segs;
+    if (!in.queued) --ch.inbound_idle;
+    NAPISIM_ASSERT(in.queued || ch.ring_pkts + in.e.segs <= ch.nic->params.ring_size,
+                   "rx_sync(): a train that went without its event would be dropped");
+    rx_enter(ch, in.e);
+  }
+}
+
+void Kernel::rx_watch(Channel& ch) {
+  if (ch.inbound_idle == 0) return;
+  for (std::size_t i = 0; i < ch.inbound.size(); ++i) {
+    Inbound& in = ch.inbound[i];
+    if (in.queued) continue;
+    NAPISIM_ASSERT(!host_.reached(in.at, in.order), "rx_watch(): the channel was not brought up to date");
+    in.queued = true;
+    host_.queue().push_reserved(in.at, in.order, this, channel_code(ch));
+  }
+  ch.inbound_idle = 0;
+}
+
+void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
+  Channel& ch = *nics_[static_cast<std::size_t>(nic_idx)]->channels[static_cast<std::size_t>(socket(e.sock).rx_queue)];
+  rx_sync(ch);
+  rx_enter(ch, e);
+}
+
+void Kernel::rx_enter(Channel& ch, const RxEntry& e) {
+  const Nic& nic = *ch.nic;
   const std::int64_t space = nic.params.ring_size - ch.ring_pkts;
   const auto accept = static_cast<std::uint32_t>(std::clamp<std::int64_t>(space, 0, e.segs));
   if (accept < e.segs) {
@@ -116,8 +173,7 @@ void Kernel::tx_schedule_event(Channel& ch) {
   // driver reaps it at its next poll, so no event per packet is needed.
   if (ch.tx_event || !ch.irq_armed || ch.tx_done.empty()) return;
   ch.tx_event = true;
-  const std::uint64_t code = (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
-  host_.queue().push(std::max(host_.now(), ch.tx_done.front()), Prio::kWire, this, kTxDone, code);
+  host_.queue().push(std::max(host_.now(), ch.tx_done.front()), Prio::kWire, this, kTxDone, channel_code(ch));
 }
 
 void Kernel::nic_completion(Channel& ch, std::int64_t n, bool tx) {
@@ -130,10 +186,8 @@ void Kernel::nic_completion(Channel& ch, std::int64_t n, bool tx) {
     nic_fire_irq(ch);
     return;
   }
-  if (!ch.coal_timer.armed()) {
-    const std::uint64_t code = (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
-    ch.coal_timer.arm(host_.queue(), host_.now() + usecs * kNsPerUs, Prio::kWire, this, kCoalTimer, code);
-  }
+  if (!ch.coal_timer.armed())
+    ch.coal_timer.arm(host_.queue(), host_.now() + usecs * kNsPerUs, Prio::kWire, this, kCoalTimer, channel_code(ch));
 }
 
 void Kernel::nic_fire_irq(Channel& ch) {
@@ -148,13 +202,14 @@ void Kernel::nic_fire_irq(Channel& ch) {
       ch.rx_frames = ch.dim->profile().pkts;
     }
   }
-  const std::uint64_t code = (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
-  raise_irq(ch.irq_cpu, irq_code(kIrqNic, code), host_.now());
+  raise_irq(ch.irq_cpu, irq_code(kIrqNic, channel_code(ch)), host_.now());
 }
 
 void Kernel::nic_arm_irq(Channel& ch) {
   // mlx5e_cq_arm(): completions that arrived meanwhile raise an event right away.
+  rx_sync(ch);
   ch.irq_armed = true;
+  rx_watch(ch);
   ch.coal_frames = 0;
   tx_collect(ch);
   tx_schedule_event(ch);
@@ -167,6 +222,7 @@ void Kernel::nic_arm_irq(Channel& ch) {
 
 Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   Channel& ch = *n.ch;
+  rx_sync(ch);
   Nanos cost = costs_.napi_poll_ns;
   // mlx5e_poll_tx_cq(): reap TX completions first.
   tx_collect(ch);
@@ -194,12 +250,14 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     batch[static_cast<std::size_t>(nb++)] = skb;
     if (nb >= batch_limit) {  // gro_normal_list_flush: netif_receive_skb_list()
       co_await exec(ctx, cost);
+      rx_sync(ch);
       cost = 0;
       for (int i = 0; i < nb; ++i) netif_receive_skb(ctx, batch[static_cast<std::size_t>(i)]);
       nb = 0;
     }
   }
   co_await exec(ctx, cost);
+  rx_sync(ch);
   // mlx5e_napi_poll(): the reaped descriptors go back to the hardware only when the poll refills
   // the ring (rq->post_wqes() after mlx5e_poll_rx_cq()), so they hold ring space until then.
   ch.ring_pkts -= work;

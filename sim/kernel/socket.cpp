@@ -215,6 +215,7 @@ Kernel::Snapshot Kernel::snapshot() {
   }
   for (auto& nic : nics_) {
     for (auto& ch : nic->channels) {
+      rx_sync(*ch);
       s.nic_irqs += ch->irqs;
       s.rx_pkts += ch->rx_pkts;
       s.tx_pkts += ch->tx_pkts;

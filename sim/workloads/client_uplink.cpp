@@ -13,7 +13,6 @@ void ClientUplink::setup(Kernel& k, const std::vector<ClientPath>& paths) {
     port.ns_per_byte = 8.0 / cp.bandwidth_gbps;
     ports_.push_back(port);
   }
-  to_nic_.assign(k.nics().size(), Fifo<WireTrain>{});
 }
 
 void ClientUplink::send_message(int host, int sock, std::int64_t bytes, Nanos depart) {
@@ -33,34 +32,27 @@ void ClientUplink::send(int host, const WireTrain& tr, Nanos depart) {
 }
 
 void ClientUplink::arrive(int nic, const WireTrain& tr, Nanos at) {
-  to_nic_[static_cast<std::size_t>(nic)].push_back(tr);
-  k_->host().schedule(at, Prio::kWire, this, arrive_kind_, static_cast<std::uint64_t>(nic));
-}
-
-void ClientUplink::retransmit(int host, const WireTrain& tr, Nanos rto) {
-  NAPISIM_ASSERT(retransmit_kind_ != 0 && retransmit_kind_ != arrive_kind_, "ClientUplink: no retransmit event kind");
-  if (tr.ack_only || tr.bytes == 0) return;
-  retransmits_.push_back({host, tr});
-  k_->host().schedule(k_->now() + rto, Prio::kWire, this, retransmit_kind_, 0);
-}
-
-void ClientUplink::on_event(std::uint32_t kind, std::uint64_t arg) {
-  if (kind == retransmit_kind_) {
-    const auto [host, tr] = retransmits_.front();
-    retransmits_.pop_front();
-    ++retransmitted_;
-    send(host, tr, k_->now());
-    return;
-  }
-  Fifo<WireTrain>& q = to_nic_[arg];
-  const WireTrain tr = q.front();
-  q.pop_front();
   RxEntry e;
   e.sock = tr.sock;
   e.segs = tr.segs;
   e.bytes = tr.bytes;
   e.ack_only = tr.ack_only;
-  k_->nic_rx(static_cast<int>(arg), e);
+  k_->nic_deliver(nic, e, at);
+}
+
+void ClientUplink::retransmit(int host, const WireTrain& tr, Nanos rto) {
+  NAPISIM_ASSERT(retransmit_kind_ != 0, "ClientUplink: no retransmit event kind");
+  if (tr.ack_only || tr.bytes == 0) return;
+  retransmits_.push_back({host, tr});
+  k_->host().schedule(k_->now() + rto, Prio::kWire, this, retransmit_kind_, 0);
+}
+
+void ClientUplink::on_event(std::uint32_t kind, std::uint64_t /*arg*/) {
+  NAPISIM_ASSERT(kind == retransmit_kind_, "ClientUplink: unknown event");
+  const auto [host, tr] = retransmits_.front();
+  retransmits_.pop_front();
+  ++retransmitted_;
+  send(host, tr, k_->now());
 }
 
 }  // namespace napisim

@@ -1,9 +1,10 @@
 // napisim: the idealised client's uplink, shared by every workload that drives one (tcp_rr, app,
 // trace, mutilate, super_netperf, stream). Per client host a line-rate Port (the client NIC), TCP
 // segmentation of a message into TSO trains of whole MSS (tcp_sendmsg -> tcp_write_xmit with
-// tso_max_bytes, net/ipv4/tcp_output.c), the link latency from the platform, and per server NIC the
-// FIFO of trains in flight: the NIC's ingress port (Kernel::nic_ingress) is FIFO, so trains reach a
-// NIC in the order they were queued for it. On arrival a train enters the NIC ring (nic_rx).
+// tso_max_bytes, net/ipv4/tcp_output.c) and the link latency from the platform. A train is handed
+// to the server kernel when it is sent, with the time it will have passed the NIC's ingress port
+// (Kernel::nic_ingress, FIFO: a NIC's trains arrive in the order they are sent to it); the kernel
+// puts it into the ring at that time (Kernel::nic_deliver).
 #pragma once
 
 #include <cstdint>
@@ -25,11 +26,10 @@ struct WireTrain {
 
 class ClientUplink final : public EventSink {
  public:
-  /// `arrive_kind`, `retransmit_kind`: the event kinds arrivals and retransmissions are queued
-  /// with (the owning workload's, so that a run's event fingerprint does not depend on which
-  /// object delivers them; retransmit() needs a retransmit_kind other than arrive_kind).
-  explicit ClientUplink(std::uint32_t arrive_kind, std::uint32_t retransmit_kind = 0)
-      : arrive_kind_(arrive_kind), retransmit_kind_(retransmit_kind) {}
+  /// `retransmit_kind`: the event kind retransmissions are queued with (the owning workload's, so
+  /// that a run's event fingerprint does not depend on which object delivers them; needed by
+  /// retransmit()).
+  explicit ClientUplink(std::uint32_t retransmit_kind = 0) : retransmit_kind_(retransmit_kind) {}
 
   void setup(Kernel& k, const std::vector<ClientPath>& paths);
   /// The client's send(): `bytes` on `sock` from client host `host`, leaving its stack at `depart`,
@@ -49,13 +49,12 @@ class ClientUplink final : public EventSink {
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
 
  private:
-  std::uint32_t arrive_kind_, retransmit_kind_;
+  std::uint32_t retransmit_kind_;
   Fifo<std::pair<int, WireTrain>> retransmits_{64};  // (client host, train) in RTO order
   std::uint64_t retransmitted_ = 0;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Port> ports_;                 // per client host
-  std::vector<Fifo<WireTrain>> to_nic_;     // per server NIC, in arrival order
+  std::vector<Port> ports_;  // per client host
 };
 
 }  // namespace napisim

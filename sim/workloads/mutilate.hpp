@@ -236,7 +236,7 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
     std::int64_t resp_got = 0, req_got = 0;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kIssueTimer = 1, kServerArrive = 2, kClientArrive = 3, kRetransmit = 4 };
+  enum Kind : std::uint32_t { kIssueTimer = 1, kClientArrive = 3, kRetransmit = 4 };
 
   Proc<void> worker(Task& t, Epoll& ep);
   void drive_write_machine(Conn& c, Nanos now);
@@ -252,7 +252,7 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   std::vector<std::uint16_t> key_len_;     // per record
   std::vector<std::uint32_t> value_len_;   // per record: the stored value's length
   std::vector<Epoll*> epolls_;
-  ClientUplink uplink_{kServerArrive};     // the idealised clients' sends to the server NICs
+  ClientUplink uplink_;  // the idealised clients' sends to the server NICs
   CpuMask report_mask_;
   Nanos busy_at_begin_ = 0, busy_at_end_ = 0;
   std::uint64_t completed_ = 0, issued_ = 0, gets_ = 0, sets_ = 0, skips_ = 0, drops_ = 0, retransmitted_ = 0;

@@ -162,7 +162,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     Rng rng{0};                 // service and block draws
   };
   enum Kind : std::uint32_t {
-    kStart = 1, kServerArrive = 2, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
+    kStart = 1, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
     kTraceArrival = 7, kWorkerWake = 8
   };
   Proc<void> worker(Worker& w);
@@ -182,7 +182,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   std::vector<int> flow_socks_;             // flow index -> socket id
   std::vector<std::unique_ptr<Worker>> workers_;
   Rng load_rng_{0};
-  ClientUplink uplink_{kServerArrive, kRetransmit};      // the idealised clients' sends to the server NICs
+  ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
   std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
   std::size_t trace_next_ = 0;
   Nanos trace_base_ = 0;                    // start of the current pass over the trace

@@ -95,7 +95,7 @@ class Stream : public Workload, public EventSink, public WirePeer {
     int sock;
     std::uint32_t bytes, segs;
   };
-  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 3, kLoResend = 4 };
+  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 3, kLoResend = 4 };
   Proc<void> netserver(Task& t, int flow);
   Proc<void> netperf(Task& t, int flow);
   void client_push(Flow& f, Nanos at);
@@ -106,7 +106,7 @@ class Stream : public Workload, public EventSink, public WirePeer {
   std::vector<ClientPath> paths_;
   std::vector<Flow> flows_;
   std::vector<int> flow_of_sock_;
-  ClientUplink uplink_{kServerArrive};  // the idealised clients' sends to the server NICs
+  ClientUplink uplink_;  // the idealised clients' sends to the server NICs
   Fifo<Train> retransmits_{64};
   Fifo<Train> lo_resends_{64};
   Rng start_rng_{0};

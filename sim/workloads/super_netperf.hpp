@@ -75,7 +75,7 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
     std::uint64_t measured = 0;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 3 };
+  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 3 };
   Proc<void> netserver_child(Task& t, int sock);
   void send_request(Conn& c, Nanos at);
 
@@ -84,7 +84,7 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   std::vector<ClientPath> paths_;
   std::vector<Conn> conns_;  // indexed by socket id
   Rng start_rng_{0};
-  ClientUplink uplink_{kServerArrive, kRetransmit};  // the idealised clients' sends to the server NICs
+  ClientUplink uplink_{kRetransmit};  // the idealised clients' sends to the server NICs
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
 };

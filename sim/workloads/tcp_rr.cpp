@@ -48,7 +48,6 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   }
   // Full-kernel client hosts: neper's client threads on the client's own kernel.
   csock_to_sock_.resize(paths_.size());
-  to_client_nic_.resize(paths_.size());
   client_retx_.resize(paths_.size());
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     Kernel* ck = paths_[h].kernel;
@@ -137,9 +136,12 @@ void TcpRr::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t
 void TcpRr::to_client_kernel(int host, const Train& tr, Nanos at_switch) {
   Kernel& ck = *paths_[static_cast<std::size_t>(host)].kernel;
   const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  const Nanos arrive = ck.nic_ingress(0, at_switch, wire);
-  to_client_nic_[static_cast<std::size_t>(host)].push_back(tr);
-  k_->host().schedule(arrive, Prio::kWire, this, kClientNicArrive, static_cast<std::uint64_t>(host));
+  RxEntry e;
+  e.sock = tr.sock;
+  e.segs = tr.segs;
+  e.bytes = tr.bytes;
+  e.ack_only = tr.ack_only;
+  ck.nic_deliver(0, e, ck.nic_ingress(0, at_switch, wire));
 }
 
 void TcpRr::record_completion(Flow& f, Nanos at) {
@@ -234,17 +236,6 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(flows_[arg], k_->now());
       break;
-    case kClientNicArrive: {
-      const Train tr = to_client_nic_[arg].front();
-      to_client_nic_[arg].pop_front();
-      RxEntry e;
-      e.sock = tr.sock;
-      e.segs = tr.segs;
-      e.bytes = tr.bytes;
-      e.ack_only = tr.ack_only;
-      paths_[arg].kernel->nic_rx(0, e);
-      break;
-    }
     case kClientRetransmit: {
       const Train tr = client_retx_[arg].front();
       client_retx_[arg].pop_front();

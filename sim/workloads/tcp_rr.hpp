@@ -100,7 +100,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     bool in_flight = false;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kStart = 1, kServerArrive = 2, kRetransmit = 4, kClientNicArrive = 5, kClientRetransmit = 6 };
+  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4, kClientRetransmit = 6 };
   /// The wire seen from a full-kernel client host: its transmissions reach the server's NIC.
   class ClientWire : public WirePeer {
    public:
@@ -125,9 +125,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::vector<Flow> flows_;                 // indexed by socket id
   Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
-  ClientUplink uplink_{kServerArrive, kRetransmit};      // the idealised clients' sends to the server NICs
+  ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
   std::vector<std::unique_ptr<ClientWire>> client_wires_;
-  std::vector<Fifo<Train>> to_client_nic_;     // per host, trains reaching a full-kernel client's NIC
   std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
   std::vector<std::vector<int>> csock_to_sock_;  // per host: client socket id -> server socket id
   bool stopped_ = false;

@@ -253,6 +253,24 @@ TEST(EventQueueTest, FarAndRingEntriesOfOneBucketMerge) {
   EXPECT_EQ(got, want);
 }
 
+TEST(EventQueueTest, AReservedEventTakesThePlaceItsReservationGaveIt) {
+  // Three same-time, same-class events: a pushed, r reserved, b pushed, then r queued after b.
+  // r pops between a and b (its sequence number is from the reservation); a reservation that is
+  // never queued only uses up a number.
+  EventQueue q;
+  NullSink s;
+  q.push(50, Prio::kWire, &s, 1, 0);
+  const std::uint64_t r = q.reserve(Prio::kWire, 2);
+  const std::uint64_t unused = q.reserve(Prio::kWire, 3);
+  q.push(50, Prio::kWire, &s, 1, 1);
+  q.push(40, Prio::kCpu, &s, 4, 0);
+  q.push_reserved(50, r, &s, 7);
+  EXPECT_LT(r, unused);
+  const auto got = drain(q);
+  const std::vector<Fired> want{{40, 4, 0}, {50, 1, 0}, {50, 2, 7}, {50, 1, 1}};
+  EXPECT_EQ(got, want);
+}
+
 TEST(EventQueueTest, NextTimeIsEarliestOrNever) {
   EventQueue q;
   NullSink s;

@@ -109,6 +109,39 @@ TEST(HostModelTest, SameTimeEventsFollowClassThenFifo) {
   EXPECT_EQ(r.seen[4].kind, 4u);
 }
 
+TEST(HostModelTest, ReachedComparesWithTheEventBeingProcessed) {
+  // Reserved keys at t=5: w1 (wire) before the processed event p (hardirq), w2 (wire, reserved
+  // later, but the class orders it before p too), c (cpu) after p. While p is processed, reached()
+  // holds for everything before t=5, for w1, w2 and p itself, not for c or t=6; after
+  // advance_to() returns, for everything up to the horizon.
+  HostModel h;
+  const std::uint64_t w1 = h.queue().reserve(Prio::kWire, 9);
+  class Probe final : public EventSink {
+   public:
+    explicit Probe(HostModel& host) : host_(host) {}
+    void on_event(std::uint32_t, std::uint64_t) override {
+      got.push_back(host_.reached(4, ~0ULL));
+      got.push_back(host_.reached(5, w1));
+      got.push_back(host_.reached(5, w2));
+      got.push_back(host_.reached(5, host_.current_order()));
+      got.push_back(host_.reached(5, c));
+      got.push_back(host_.reached(6, 0));
+    }
+    HostModel& host_;
+    std::uint64_t w1 = 0, w2 = 0, c = 0;
+    std::vector<bool> got;
+  } probe(h);
+  probe.w1 = w1;
+  h.schedule(5, Prio::kHardirq, &probe, 1);
+  probe.w2 = h.queue().reserve(Prio::kWire, 9);
+  probe.c = h.queue().reserve(Prio::kCpu, 9);
+  h.advance_to(5);
+  const std::vector<bool> want{true, true, true, true, false, false};
+  EXPECT_EQ(probe.got, want);
+  EXPECT_TRUE(h.reached(5, probe.c));
+  EXPECT_FALSE(h.reached(6, 0));
+}
+
 TEST(HostModelTest, CancelledTimersAreNotDeliveredNorCounted) {
   HostModel h;
   Recorder r(h);

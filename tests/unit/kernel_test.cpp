@@ -111,9 +111,14 @@ class TestPeer final : public WirePeer {
     std::uint32_t bytes, segs;
   };
   std::vector<Drop> drops;
+  std::vector<Nanos> drop_times;  // when the peer was told (with `host` set)
+  const HostModel* host = nullptr;
   int transmits = 0;
   void on_transmit(int, std::uint32_t, std::uint32_t, bool, Nanos) override { ++transmits; }
-  void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override { drops.push_back({sock, bytes, segs}); }
+  void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override {
+    drops.push_back({sock, bytes, segs});
+    if (host) drop_times.push_back(host->now());
+  }
 };
 
 // ---- task bodies ---------------------------------------------------------------------------
@@ -1237,6 +1242,86 @@ TEST(KernelTest, FullRingDropsCountsAndTellsPeer) {
   EXPECT_EQ(ch.rx_pkts, 18u);
   EXPECT_EQ(r.cpu(0).sd.processed, 18u);
   EXPECT_EQ(ch.ring_pkts, 0);
+}
+
+TEST(KernelTest, DeliveredTrainsEnterTheRingAtTheirTimeWithOrWithoutAnEvent) {
+  // rx_pkt_ns 1000, an interrupt per completion, every other cost 0. Train A reaches the NIC at
+  // 1 us: its IRQ polls it 1 -> 2 us. B (1.5 us) and C (2.5 us) are sent at 1.2 us, while the CQ
+  // is disarmed: neither gets an event. At 2 us the poll ends: B has entered the ring (rx_sync),
+  // napi_complete_done re-arms the CQ, which fires at once for B and queues C's event (rx_watch);
+  // B is polled 2 -> 3 us, C enters at 2.5 us without an interrupt and is polled 3 -> 4 us. The
+  // same trains handed to nic_rx() at 1, 1.5 and 2.5 us give the same timeline.
+  auto run = [](bool deliver, std::vector<Nanos>* polls_at, std::uint64_t* events) {
+    CostParams c = zero_costs();
+    c.rx_pkt_ns = 1000;
+    Rig r(shape(1), KernelParams{}, c);
+    r.k.add_nic(one_queue_nic(1024), "/nic");
+    Socket& s = r.k.add_socket(0, 0);
+    Channel& ch = *r.k.nics()[0]->channels[0];
+    At at(r.host);
+    if (deliver) {
+      r.k.nic_deliver(0, pkt(s.id), us(1));
+      at(us(1) + 200, [&] {
+        r.k.nic_deliver(0, pkt(s.id), us(1) + 500);
+        r.k.nic_deliver(0, pkt(s.id), us(2) + 500);
+        EXPECT_EQ(ch.inbound_idle, 2);  // no event for either
+      });
+      at(us(2), [&] { EXPECT_EQ(ch.inbound_idle, 0); });  // C's event is queued by the re-arm
+    } else {
+      for (Nanos t : {us(1), us(1) + 500, us(2) + 500}) at(t, [&r, &s] { r.k.nic_rx(0, pkt(s.id)); });
+    }
+    for (Nanos t : {us(1) + 1, us(2) + 1, us(2) + 501, us(3) + 1, us(4) + 1})
+      at(t, [&r, &ch, polls_at] { polls_at->push_back(static_cast<Nanos>(ch.napi.polls) * 10 + ch.ring_pkts); });
+    r.run_to(us(10));
+    r.settle();
+    EXPECT_EQ(ch.rx_pkts, 3u);
+    EXPECT_EQ(ch.irqs, 3u);
+    EXPECT_EQ(r.cpu(0).sd.processed, 3u);
+    EXPECT_EQ(r.cpu(0).time[static_cast<int>(CpuClass::kSoftirq)], us(3));
+    *events = r.host.events_processed();
+  };
+  std::vector<Nanos> lazy, eager;
+  std::uint64_t lazy_events = 0, eager_events = 0;
+  run(true, &lazy, &lazy_events);
+  run(false, &eager, &eager_events);
+  // (polls completed) * 10 + descriptors in the ring: A in the ring at 1 us; B at 2 us (A's
+  // descriptor returned); C at 2.5 us next to B; C at 3 us; none at 4 us.
+  const std::vector<Nanos> want{1, 11, 12, 21, 30};
+  EXPECT_EQ(lazy, want);
+  EXPECT_EQ(eager, want);
+  // Beyond the kernel's own events (the same in both runs) and the 5 probes: deliveries take 2
+  // test actions and 2 arrival events (A, C; B has none), nic_rx() 3 test actions.
+  EXPECT_EQ(lazy_events, eager_events + 1);
+}
+
+TEST(KernelTest, ADeliveredTrainThatMayNotFitKeepsItsEventAndDropsAtItsTime) {
+  // Ring of 2. A (1 segment) is polled 1 -> 2 us and holds its descriptor until then. At 1.2 us a
+  // 2-segment train D is sent for 1.6 us: 1 in the ring + 2 may not fit, so D keeps its event
+  // and, at 1.6 us, 1 segment is taken and 1 dropped, the peer told then (its retransmission
+  // timer starts at the drop).
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = 1000;
+  Rig r(shape(1), KernelParams{}, c);
+  r.k.add_nic(one_queue_nic(2), "/nic");
+  TestPeer peer;
+  peer.host = &r.host;
+  r.k.set_peer(&peer);
+  Socket& s = r.k.add_socket(0, 0);
+  Channel& ch = *r.k.nics()[0]->channels[0];
+  At at(r.host);
+  at(us(1), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  at(us(1) + 200, [&] {
+    r.k.nic_deliver(0, pkt(s.id, 2), us(1) + 600);
+    EXPECT_EQ(ch.inbound_idle, 0);
+  });
+  at(us(1) + 601, [&] { EXPECT_EQ(ch.ring_pkts, 2); });
+  r.run_to(us(10));
+  EXPECT_EQ(ch.drops, 1u);
+  ASSERT_EQ(peer.drop_times.size(), 1u);
+  EXPECT_EQ(peer.drop_times[0], us(1) + 600);
+  EXPECT_EQ(peer.drops[0].segs, 1u);
+  EXPECT_EQ(ch.rx_pkts, 2u);
+  EXPECT_EQ(r.cpu(0).sd.processed, 2u);
 }
 
 TEST(KernelTest, NetRxActionPollsFiveTimesThenSqueezesAndReraises) {
