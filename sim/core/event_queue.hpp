@@ -8,7 +8,8 @@
 //  * Timers are cancelled by generation counters (Timer below), never by deleting from the queue.
 //  * Events are plain 32-byte structs. Almost every event is due within tens of microseconds (a CPU
 //    segment's end, a packet's arrival), so the queue is a bucket queue over time (a calendar queue
-//    without resizing; Brown, CACM 31(10), 1988): a small binary heap holds the current 128 ns bucket,
+//    without resizing; Brown, CACM 31(10), 1988): a small binary heap holds the current 128 ns bucket
+//    (the event loop takes a bucket's single entry, the common case, without it),
 //    a ring of 512 unsorted buckets (linked lists in one pool) the next 65 us, and a second binary
 //    heap anything later (ticks, long timers). An entry is only compared with its bucket's few
 //    others, so a push is O(1) and a pop O(log) of a handful instead of the whole queue's ~140
@@ -242,8 +243,14 @@ class EventQueue {
   bool make_current() {
     if (!current_.empty()) return true;
     if (size_ == 0) return false;
-    std::int64_t b = next_ring_bucket();
-    if (!far_.empty()) b = std::min(b, far_.top().time >> kBucketShift);
+    fill_current(std::min(next_ring_bucket(), far_bucket()));
+    return true;
+  }
+  /// far_'s first bucket, or kNoBucket.
+  std::int64_t far_bucket() const { return far_.empty() ? kNoBucket : far_.top().time >> kBucketShift; }
+  /// Makes bucket b, the earliest non-empty one, current: its ring list and far_ entries move into
+  /// current_ (empty until then).
+  void fill_current(std::int64_t b) {
     NAPISIM_ASSERT(b != kNoBucket, "event queue: size counts an entry in no bucket");
     current_bucket_ = b;
     const auto slot = static_cast<std::size_t>(b & (kBuckets - 1));
@@ -260,6 +267,35 @@ class EventQueue {
       occupied_[slot / 64] &= ~(1ULL << (slot % 64));
     }
     while (!far_.empty() && (far_.top().time >> kBucketShift) == b) current_.push(far_.pop());
+  }
+
+  /// The hot path's pop: the earliest entry, if its time is <= horizon. A ring bucket that holds a
+  /// single entry (most buckets: tcp_rr_1B queues ~1 entry per 128 ns) becomes current and is
+  /// emptied at once, its entry never passing through current_'s heap.
+  bool take_due(Nanos horizon, Entry* out) {
+    if (current_.empty()) {
+      if (size_ == 0) return false;
+      const std::int64_t b = next_ring_bucket();
+      const std::int64_t fb = far_bucket();
+      if (b < fb) {
+        const auto slot = static_cast<std::size_t>(b & (kBuckets - 1));
+        const std::uint32_t n = head_[slot];
+        if (next_[n] == kNil) {
+          if (pool_[n].time > horizon) return false;
+          *out = pool_[n];
+          current_bucket_ = b;
+          head_[slot] = kNil;
+          occupied_[slot / 64] &= ~(1ULL << (slot % 64));
+          next_[n] = free_;
+          free_ = n;
+          --size_;
+          return true;
+        }
+      }
+      fill_current(std::min(b, fb));
+    }
+    if (current_.top().time > horizon) return false;
+    *out = pop_entry();
     return true;
   }
 
@@ -344,8 +380,8 @@ inline Event EventQueue::resolve(const Entry& e) {
 
 inline bool EventQueue::pop_due(Nanos horizon, Nanos* time, std::uint64_t* order, EventSink** sink,
                                 std::uint32_t* kind, std::uint64_t* arg) {
-  while (make_current() && current_.top().time <= horizon) {
-    const Entry e = pop_entry();
+  Entry e;
+  while (take_due(horizon, &e)) {
     if (e.target & 1) {
       const Timer* t = reinterpret_cast<const Timer*>(e.target - 1);
       if (t->gen_ != static_cast<std::uint32_t>(e.arg)) continue;  // cancelled
