@@ -196,6 +196,9 @@ class Kernel : public EventSink, public WakeView {
   }
   Epoll& add_epoll();
   void set_peer(WirePeer* peer) { peer_ = peer; }
+  /// Off: every delivered train keeps its arrival event (nic_deliver), watched or not. The
+  /// reference the event-free path must reproduce exactly (tests).
+  void set_lazy_rx(bool on) { lazy_rx_ = on; }
 
   // ---- accessors ---------------------------------------------------------------------------
   HostModel& host() { return host_; }
@@ -551,6 +554,7 @@ class Kernel : public EventSink, public WakeView {
   FairParams fair_params_;
   std::unique_ptr<LognormalQuantiles> cost_factor_;  // the cost factor's sampler (mean 1); null: cost_cv 0
   bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
+  bool lazy_rx_ = true;                  // set_lazy_rx()
   bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   WakeParams wake_params_;
   Nanos tick_ns_;

@@ -90,7 +90,7 @@ void Kernel::nic_deliver(int nic_idx, const RxEntry& e, Nanos at) {
   // The event is needed if the arrival acts at its time: the channel is watched, or the ring may be
   // full by then (a drop calls the peer's retransmission at once). The ring only empties between
   // now and `at`, so it cannot be full if everything pending fits now.
-  if (rx_watched(ch) || ch.ring_pkts + ch.inbound_segs + e.segs > nic.params.ring_size) {
+  if (!lazy_rx_ || rx_watched(ch) || ch.ring_pkts + ch.inbound_segs + e.segs > nic.params.ring_size) {
     in.queued = true;
     host_.queue().push_reserved(at, in.order, this, channel_code(ch));
   } else {

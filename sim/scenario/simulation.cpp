@@ -53,6 +53,11 @@ void Simulation::apply_change(std::size_t i) {
   attach_model(s_.changes.at(i).model, "/changes/" + std::to_string(i) + "/model");
 }
 
+void Simulation::set_lazy_rx(bool on) {
+  kernel_->set_lazy_rx(on);
+  for (auto& k : client_kernels_) k->set_lazy_rx(on);
+}
+
 void Simulation::start() { workload_->start(); }
 
 void Simulation::begin_measurement() {
