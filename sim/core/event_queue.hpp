@@ -78,8 +78,8 @@ class EventQueue {
   /// Takes the next sequence number for an event that may never be queued: its order key
   /// (class, seq, kind) as push() would give it now. push_reserved() queues it later, in the
   /// place it would have had; a model that can do the event's work without the event (the work
-  /// touches nothing anyone reads before some later event) compares keys with (time, order) of
-  /// the event being processed instead (HostModel::current_order()).
+  /// touches nothing anyone reads before some later event) does it once HostModel::reached()
+  /// says the event's (time, order) has been passed.
   std::uint64_t reserve(Prio prio, std::uint32_t kind) { return make_order(prio, kind); }
   void push_reserved(Nanos time, std::uint64_t order, EventSink* sink, std::uint64_t arg = 0) {
     place(Entry{time, order, reinterpret_cast<std::uintptr_t>(sink), arg});
@@ -259,12 +259,10 @@ class EventQueue {
       for (std::uint32_t n = head_[slot]; n != kNil;) {
         current_.push(pool_[n]);
         const std::uint32_t after = next_[n];
-        next_[n] = free_;
-        free_ = n;
+        free_node(n);
         n = after;
       }
-      head_[slot] = kNil;
-      occupied_[slot / 64] &= ~(1ULL << (slot % 64));
+      clear_slot(slot);
     }
     while (!far_.empty() && (far_.top().time >> kBucketShift) == b) current_.push(far_.pop());
   }
@@ -284,10 +282,8 @@ class EventQueue {
           if (pool_[n].time > horizon) return false;
           *out = pool_[n];
           current_bucket_ = b;
-          head_[slot] = kNil;
-          occupied_[slot / 64] &= ~(1ULL << (slot % 64));
-          next_[n] = free_;
-          free_ = n;
+          free_node(n);
+          clear_slot(slot);
           --size_;
           return true;
         }
@@ -297,6 +293,16 @@ class EventQueue {
     if (current_.top().time > horizon) return false;
     *out = pop_entry();
     return true;
+  }
+
+  void free_node(std::uint32_t n) {
+    next_[n] = free_;
+    free_ = n;
+  }
+  /// Marks ring slot `slot` empty (the caller has freed its nodes).
+  void clear_slot(std::size_t slot) {
+    head_[slot] = kNil;
+    occupied_[slot / 64] &= ~(1ULL << (slot % 64));
   }
 
   /// The first occupied ring bucket after current_bucket_, or kNoBucket.

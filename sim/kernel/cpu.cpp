@@ -345,8 +345,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       break;
     }
     case kCoalTimer: {
-      Nic& nic = *nics_[arg >> 20];
-      Channel& ch = *nic.channels[arg & 0xfffff];
+      Channel& ch = channel_of(arg);
       ch.coal_timer.fired();
       if (ch.irq_armed) nic_fire_irq(ch);
       break;
@@ -372,11 +371,10 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       spin_wake(*tasks_[arg]);
       break;
     case kRxArrive:
-      rx_sync(*nics_[arg >> 20]->channels[arg & 0xfffff]);
+      rx_sync(channel_of(arg));
       break;
     case kTxDone: {
-      Nic& nic = *nics_[arg >> 20];
-      Channel& ch = *nic.channels[arg & 0xfffff];
+      Channel& ch = channel_of(arg);
       ch.tx_event = false;
       const std::int64_t n = tx_collect(ch);
       if (n > 0) nic_completion(ch, n, true);
@@ -423,9 +421,7 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
   switch (type) {
     case kIrqNic: {
       // mlx5e_completion_event(): napi_schedule(&c->napi); the CQ stays disarmed until re-armed.
-      Nic& nic = *nics_[arg >> 20];
-      Channel& ch = *nic.channels[arg & 0xfffff];
-      napi_schedule(c, ch.napi);
+      napi_schedule(c, channel_of(arg).napi);
       break;
     }
     case kIrqIpiResched:

@@ -506,7 +506,13 @@ class Kernel : public EventSink, public WakeView {
     kRxArrive = 8
   };
   void rx_enter(Channel& ch, const RxEntry& e);  // a train enters the ring (or is dropped)
+  /// A channel as an event or IRQ argument (NIC index << 20 | queue), and back.
   static std::uint64_t channel_code(const Channel& ch);
+  Channel& channel_of(std::uint64_t code) { return *nics_[code >> 20]->channels[code & 0xfffff]; }
+  /// The queue RSS steers socket `sock`'s packets to on NIC `nic`.
+  Channel& rx_channel(int nic, int sock) {
+    return *nics_[static_cast<std::size_t>(nic)]->channels[static_cast<std::size_t>(socket(sock).rx_queue)];
+  }
   /// The highest active level of `c` (2 hardirq, 1 softirq, 0 task, -1 idle) and its slot.
   static Slot* top_slot(Cpu& c, int* level) {
     if (c.hardirq.active) {

@@ -83,14 +83,13 @@ std::uint64_t Kernel::channel_code(const Channel& ch) {
 
 void Kernel::nic_deliver(int nic_idx, const RxEntry& e, Nanos at) {
   NAPISIM_ASSERT(at >= host_.now(), "nic_deliver(): a train arriving in the past");
-  Nic& nic = *nics_[static_cast<std::size_t>(nic_idx)];
-  Channel& ch = *nic.channels[static_cast<std::size_t>(socket(e.sock).rx_queue)];
+  Channel& ch = rx_channel(nic_idx, e.sock);
   NAPISIM_ASSERT(ch.inbound.empty() || ch.inbound.back().at <= at, "nic_deliver(): arrivals out of order");
   Inbound in{at, host_.queue().reserve(Prio::kWire, kRxArrive), e, false};
   // The event is needed if the arrival acts at its time: the channel is watched, or the ring may be
   // full by then (a drop calls the peer's retransmission at once). The ring only empties between
   // now and `at`, so it cannot be full if everything pending fits now.
-  if (!lazy_rx_ || rx_watched(ch) || ch.ring_pkts + ch.inbound_segs + e.segs > nic.params.ring_size) {
+  if (!lazy_rx_ || rx_watched(ch) || ch.ring_pkts + ch.inbound_segs + e.segs > ch.nic->params.ring_size) {
     in.queued = true;
     host_.queue().push_reserved(at, in.order, this, channel_code(ch));
   } else {
@@ -125,7 +124,7 @@ void Kernel::rx_watch(Channel& ch) {
 }
 
 void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
-  Channel& ch = *nics_[static_cast<std::size_t>(nic_idx)]->channels[static_cast<std::size_t>(socket(e.sock).rx_queue)];
+  Channel& ch = rx_channel(nic_idx, e.sock);
   rx_sync(ch);
   rx_enter(ch, e);
 }

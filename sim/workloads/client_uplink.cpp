@@ -24,20 +24,19 @@ void ClientUplink::send_message(int host, int sock, std::int64_t bytes, Nanos de
   }
 }
 
-void ClientUplink::send(int host, const WireTrain& tr, Nanos depart) {
-  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
-  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  const Nanos on_link = ports_[static_cast<std::size_t>(host)].transmit(depart, wire);
-  arrive(path.nic, tr, k_->nic_ingress(path.nic, on_link + path.latency_ns, wire));
-}
-
-void ClientUplink::arrive(int nic, const WireTrain& tr, Nanos at) {
+void deliver_to_nic(Kernel& k, int nic, const WireTrain& tr, Nanos at_switch) {
   RxEntry e;
   e.sock = tr.sock;
   e.segs = tr.segs;
   e.bytes = tr.bytes;
   e.ack_only = tr.ack_only;
-  k_->nic_deliver(nic, e, at);
+  k.nic_deliver(nic, e, k.nic_ingress(nic, at_switch, tr.wire_bytes()));
+}
+
+void ClientUplink::send(int host, const WireTrain& tr, Nanos depart) {
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  const Nanos on_link = ports_[static_cast<std::size_t>(host)].transmit(depart, tr.wire_bytes());
+  deliver_to_nic(*k_, path.nic, tr, on_link + path.latency_ns);
 }
 
 void ClientUplink::retransmit(int host, const WireTrain& tr, Nanos rto) {

@@ -22,7 +22,16 @@ struct WireTrain {
   int sock = -1;
   std::uint32_t bytes = 0, segs = 0;
   bool ack_only = false;
+  /// Bytes on the wire: the payload and each segment's headers and framing.
+  std::int64_t wire_bytes() const {
+    return static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(segs) * kWireOverheadBytes;
+  }
 };
+
+/// Train `tr` reaches NIC `nic` of kernel `k` from the switch at `at_switch`: it passes the NIC's
+/// ingress port (Kernel::nic_ingress: FIFO at line rate) and is handed to the kernel, which puts
+/// it into the ring at that time (Kernel::nic_deliver).
+void deliver_to_nic(Kernel& k, int nic, const WireTrain& tr, Nanos at_switch);
 
 class ClientUplink final : public EventSink {
  public:
@@ -37,8 +46,6 @@ class ClientUplink final : public EventSink {
   void send_message(int host, int sock, std::int64_t bytes, Nanos depart);
   /// One train onto client host `host`'s link at `depart`.
   void send(int host, const WireTrain& tr, Nanos depart);
-  /// A train that reaches server NIC `nic` at `at` (already past the ingress port).
-  void arrive(int nic, const WireTrain& tr, Nanos at);
 
   /// The server NIC dropped train `tr` (ring full): the client's TCP sends it again from host
   /// `host` when its retransmission timer (`rto`) fires (tcp_retransmit_timer). Pure ACKs are not

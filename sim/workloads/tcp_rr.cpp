@@ -119,9 +119,7 @@ void TcpRr::ClientWire::on_transmit(int csock, std::uint32_t bytes, std::uint32_
                                     Nanos wire_done) {
   const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
   const ClientPath& path = w_.paths_[static_cast<std::size_t>(host_)];
-  const std::int64_t wire = static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(segs) * kWireOverheadBytes;
-  w_.uplink_.arrive(path.nic, Train{sock, bytes, segs, ack_only},
-                    w_.k_->nic_ingress(path.nic, wire_done + path.latency_ns, wire));
+  deliver_to_nic(*w_.k_, path.nic, Train{sock, bytes, segs, ack_only}, wire_done + path.latency_ns);
 }
 
 void TcpRr::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
@@ -134,14 +132,7 @@ void TcpRr::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t
 }
 
 void TcpRr::to_client_kernel(int host, const Train& tr, Nanos at_switch) {
-  Kernel& ck = *paths_[static_cast<std::size_t>(host)].kernel;
-  const std::int64_t wire = static_cast<std::int64_t>(tr.bytes) + static_cast<std::int64_t>(tr.segs) * kWireOverheadBytes;
-  RxEntry e;
-  e.sock = tr.sock;
-  e.segs = tr.segs;
-  e.bytes = tr.bytes;
-  e.ack_only = tr.ack_only;
-  ck.nic_deliver(0, e, ck.nic_ingress(0, at_switch, wire));
+  deliver_to_nic(*paths_[static_cast<std::size_t>(host)].kernel, 0, tr, at_switch);
 }
 
 void TcpRr::record_completion(Flow& f, Nanos at) {

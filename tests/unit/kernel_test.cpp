@@ -200,6 +200,29 @@ void flood(Kernel& k, int sock, int n) {
   for (int i = 0; i < n; ++i) k.nic_rx(0, pkt(sock));
 }
 
+/// One CPU taking the interrupt (one per completion) of a one-queue NIC with `ring` descriptors,
+/// one socket on it, a peer recording drops; every packet costs rx_pkt_ns = 1000 ns, everything
+/// else 0.
+struct RingRig : Rig {
+  explicit RingRig(std::int64_t ring)
+      : Rig(shape(1), KernelParams{}, costs()), s(socket_on_nic(*this, ring)), ch(*k.nics()[0]->channels[0]) {
+    peer.host = &host;
+    k.set_peer(&peer);
+  }
+  static CostParams costs() {
+    CostParams c = zero_costs();
+    c.rx_pkt_ns = 1000;
+    return c;
+  }
+  static Socket& socket_on_nic(Rig& r, std::int64_t ring) {
+    r.k.add_nic(one_queue_nic(ring), "/nic");
+    return r.k.add_socket(0, 0);
+  }
+  Socket& s;
+  Channel& ch;
+  TestPeer peer;
+};
+
 // ---- hardirq / softirq / task levels -------------------------------------------------------
 
 TEST(KernelTest, HardirqPreemptsTaskAndSegmentResumesWithRemainingWork) {
@@ -1216,32 +1239,25 @@ TEST(KernelTest, FullRingDropsCountsAndTellsPeer) {
   // (Channel::drops), the peer is told 4 segments / 4000 bytes of its 20000-byte train were lost.
   // The IRQ event is processed after the arrival, so a second train of 2 in the same instant
   // is dropped whole. After the softirq drains the ring, new packets are accepted again.
-  CostParams c = zero_costs();
-  c.rx_pkt_ns = 1000;
-  Rig r(shape(1), KernelParams{}, c);
-  r.k.add_nic(one_queue_nic(16), "/nic");
-  TestPeer peer;
-  r.k.set_peer(&peer);
-  Socket& s = r.k.add_socket(0, 0);
-  Channel& ch = *r.k.nics()[0]->channels[0];
+  RingRig r(16);
   At at(r.host);
   at(us(1), [&] {
-    r.k.nic_rx(0, pkt(s.id, 20));
-    r.k.nic_rx(0, pkt(s.id, 2));
+    r.k.nic_rx(0, pkt(r.s.id, 20));
+    r.k.nic_rx(0, pkt(r.s.id, 2));
   });
-  at(us(1) + 1, [&] { EXPECT_EQ(ch.ring_pkts, 16); });
-  at(us(30), [&] { r.k.nic_rx(0, pkt(s.id, 2)); });
+  at(us(1) + 1, [&] { EXPECT_EQ(r.ch.ring_pkts, 16); });
+  at(us(30), [&] { r.k.nic_rx(0, pkt(r.s.id, 2)); });
   r.run_to(us(100));
-  EXPECT_EQ(ch.drops, 6u);
-  ASSERT_EQ(peer.drops.size(), 2u);
-  EXPECT_EQ(peer.drops[0].sock, s.id);
-  EXPECT_EQ(peer.drops[0].segs, 4u);
-  EXPECT_EQ(peer.drops[0].bytes, 4000u);
-  EXPECT_EQ(peer.drops[1].segs, 2u);
-  EXPECT_EQ(peer.drops[1].bytes, 2000u);
-  EXPECT_EQ(ch.rx_pkts, 18u);
+  EXPECT_EQ(r.ch.drops, 6u);
+  ASSERT_EQ(r.peer.drops.size(), 2u);
+  EXPECT_EQ(r.peer.drops[0].sock, r.s.id);
+  EXPECT_EQ(r.peer.drops[0].segs, 4u);
+  EXPECT_EQ(r.peer.drops[0].bytes, 4000u);
+  EXPECT_EQ(r.peer.drops[1].segs, 2u);
+  EXPECT_EQ(r.peer.drops[1].bytes, 2000u);
+  EXPECT_EQ(r.ch.rx_pkts, 18u);
   EXPECT_EQ(r.cpu(0).sd.processed, 18u);
-  EXPECT_EQ(ch.ring_pkts, 0);
+  EXPECT_EQ(r.ch.ring_pkts, 0);
 }
 
 TEST(KernelTest, DeliveredTrainsEnterTheRingAtTheirTimeWithOrWithoutAnEvent) {
@@ -1252,30 +1268,25 @@ TEST(KernelTest, DeliveredTrainsEnterTheRingAtTheirTimeWithOrWithoutAnEvent) {
   // B is polled 2 -> 3 us, C enters at 2.5 us without an interrupt and is polled 3 -> 4 us. The
   // same trains handed to nic_rx() at 1, 1.5 and 2.5 us give the same timeline.
   auto run = [](bool deliver, std::vector<Nanos>* polls_at, std::uint64_t* events) {
-    CostParams c = zero_costs();
-    c.rx_pkt_ns = 1000;
-    Rig r(shape(1), KernelParams{}, c);
-    r.k.add_nic(one_queue_nic(1024), "/nic");
-    Socket& s = r.k.add_socket(0, 0);
-    Channel& ch = *r.k.nics()[0]->channels[0];
+    RingRig r(1024);
     At at(r.host);
     if (deliver) {
-      r.k.nic_deliver(0, pkt(s.id), us(1));
+      r.k.nic_deliver(0, pkt(r.s.id), us(1));
       at(us(1) + 200, [&] {
-        r.k.nic_deliver(0, pkt(s.id), us(1) + 500);
-        r.k.nic_deliver(0, pkt(s.id), us(2) + 500);
-        EXPECT_EQ(ch.inbound_idle, 2);  // no event for either
+        r.k.nic_deliver(0, pkt(r.s.id), us(1) + 500);
+        r.k.nic_deliver(0, pkt(r.s.id), us(2) + 500);
+        EXPECT_EQ(r.ch.inbound_idle, 2);  // no event for either
       });
-      at(us(2), [&] { EXPECT_EQ(ch.inbound_idle, 0); });  // C's event is queued by the re-arm
+      at(us(2), [&] { EXPECT_EQ(r.ch.inbound_idle, 0); });  // C's event is queued by the re-arm
     } else {
-      for (Nanos t : {us(1), us(1) + 500, us(2) + 500}) at(t, [&r, &s] { r.k.nic_rx(0, pkt(s.id)); });
+      for (Nanos t : {us(1), us(1) + 500, us(2) + 500}) at(t, [&r] { r.k.nic_rx(0, pkt(r.s.id)); });
     }
     for (Nanos t : {us(1) + 1, us(2) + 1, us(2) + 501, us(3) + 1, us(4) + 1})
-      at(t, [&r, &ch, polls_at] { polls_at->push_back(static_cast<Nanos>(ch.napi.polls) * 10 + ch.ring_pkts); });
+      at(t, [&r, polls_at] { polls_at->push_back(static_cast<Nanos>(r.ch.napi.polls) * 10 + r.ch.ring_pkts); });
     r.run_to(us(10));
     r.settle();
-    EXPECT_EQ(ch.rx_pkts, 3u);
-    EXPECT_EQ(ch.irqs, 3u);
+    EXPECT_EQ(r.ch.rx_pkts, 3u);
+    EXPECT_EQ(r.ch.irqs, 3u);
     EXPECT_EQ(r.cpu(0).sd.processed, 3u);
     EXPECT_EQ(r.cpu(0).time[static_cast<int>(CpuClass::kSoftirq)], us(3));
     *events = r.host.events_processed();
@@ -1299,28 +1310,20 @@ TEST(KernelTest, ADeliveredTrainThatMayNotFitKeepsItsEventAndDropsAtItsTime) {
   // 2-segment train D is sent for 1.6 us: 1 in the ring + 2 may not fit, so D keeps its event
   // and, at 1.6 us, 1 segment is taken and 1 dropped, the peer told then (its retransmission
   // timer starts at the drop).
-  CostParams c = zero_costs();
-  c.rx_pkt_ns = 1000;
-  Rig r(shape(1), KernelParams{}, c);
-  r.k.add_nic(one_queue_nic(2), "/nic");
-  TestPeer peer;
-  peer.host = &r.host;
-  r.k.set_peer(&peer);
-  Socket& s = r.k.add_socket(0, 0);
-  Channel& ch = *r.k.nics()[0]->channels[0];
+  RingRig r(2);
   At at(r.host);
-  at(us(1), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  at(us(1), [&] { r.k.nic_rx(0, pkt(r.s.id)); });
   at(us(1) + 200, [&] {
-    r.k.nic_deliver(0, pkt(s.id, 2), us(1) + 600);
-    EXPECT_EQ(ch.inbound_idle, 0);
+    r.k.nic_deliver(0, pkt(r.s.id, 2), us(1) + 600);
+    EXPECT_EQ(r.ch.inbound_idle, 0);
   });
-  at(us(1) + 601, [&] { EXPECT_EQ(ch.ring_pkts, 2); });
+  at(us(1) + 601, [&] { EXPECT_EQ(r.ch.ring_pkts, 2); });
   r.run_to(us(10));
-  EXPECT_EQ(ch.drops, 1u);
-  ASSERT_EQ(peer.drop_times.size(), 1u);
-  EXPECT_EQ(peer.drop_times[0], us(1) + 600);
-  EXPECT_EQ(peer.drops[0].segs, 1u);
-  EXPECT_EQ(ch.rx_pkts, 2u);
+  EXPECT_EQ(r.ch.drops, 1u);
+  ASSERT_EQ(r.peer.drop_times.size(), 1u);
+  EXPECT_EQ(r.peer.drop_times[0], us(1) + 600);
+  EXPECT_EQ(r.peer.drops[0].segs, 1u);
+  EXPECT_EQ(r.ch.rx_pkts, 2u);
   EXPECT_EQ(r.cpu(0).sd.processed, 2u);
 }
 
