@@ -8,12 +8,13 @@
 //  * Timers are cancelled by generation counters (Timer below), never by deleting from the queue.
 //  * Events are plain 32-byte structs. Almost every event is due within tens of microseconds (a CPU
 //    segment's end, a packet's arrival), so the queue is a bucket queue over time (a calendar queue
-//    without resizing; Brown, CACM 31(10), 1988): a small binary heap holds the current 128 ns bucket
-//    (the event loop takes a bucket's single entry, the common case, without it),
+//    without resizing; Brown, CACM 31(10), 1988): a small sorted array holds the current 128 ns
+//    bucket (the event loop takes a bucket's single entry, the common case, without it),
 //    a ring of 512 unsorted buckets (linked lists in one pool) the next 65 us, and a second binary
 //    heap anything later (ticks, long timers). An entry is only compared with its bucket's few
-//    others, so a push is O(1) and a pop O(log) of a handful instead of the whole queue's ~140
-//    entries on tcp_rr_1B (mostly far ticks and wire arrivals). The pop order is exactly the (time,
+//    others, so a push and a pop cost a handful of comparisons instead of a heap's O(log) over the
+//    whole queue's ~140 entries on tcp_rr_1B (mostly far ticks and wire arrivals); a bucket that
+//    outgrows its array (a burst at one instant) spills into a heap. The pop order is exactly the (time,
 //    class, seq) order: same seed, same trajectory.
 //  * No allocation per event once the heaps and the pool have grown to the run's high-water mark.
 #pragma once
@@ -65,7 +66,6 @@ class EventQueue {
  public:
   EventQueue() {
     head_.fill(kNil);
-    current_.reserve(64);
     far_.reserve(256);
     pool_.reserve(1024);
     next_.reserve(1024);
@@ -184,6 +184,41 @@ class EventQueue {
     std::vector<Entry> h_;
   };
 
+  /// The current bucket's entries. Nearly always a handful: kept sorted latest-first in a fixed
+  /// array, the earliest is taken from the back and a push shifts the few later ones (cheaper
+  /// than a heap's sift at these sizes). A bucket that outgrows the array (a burst at one
+  /// instant, such as every flow starting at t = 0) spills into a binary heap until it empties.
+  class CurrentBucket {
+   public:
+    bool empty() const { return n_ == 0 && heap_.empty(); }
+    const Entry& top() const { return n_ ? sorted_[n_ - 1] : heap_.top(); }
+    void push(const Entry& e) {
+      std::size_t i = n_;
+      if (i == kSorted || !heap_.empty()) [[unlikely]] {
+        spill(e);
+        return;
+      }
+      while (i > 0 && less(sorted_[i - 1], e)) {
+        sorted_[i] = sorted_[i - 1];
+        --i;
+      }
+      sorted_[i] = e;
+      ++n_;
+    }
+    Entry pop() { return n_ ? sorted_[--n_] : heap_.pop(); }
+
+   private:
+    static constexpr std::size_t kSorted = 16;
+    [[gnu::noinline]] void spill(const Entry& e) {
+      for (std::size_t i = 0; i < n_; ++i) heap_.push(sorted_[i]);
+      n_ = 0;
+      heap_.push(e);
+    }
+    std::array<Entry, kSorted> sorted_;
+    std::size_t n_ = 0;  // sorted_[0 .. n_) is in use, latest first
+    Heap heap_;          // every entry of the bucket once it has spilled (n_ is then 0)
+  };
+
   // Buckets: bucket b holds the times [b << kBucketShift, (b + 1) << kBucketShift). current_ holds
   // every entry of a bucket <= current_bucket_; ring slot b % kBuckets the entries of bucket b for
   // current_bucket_ < b < current_bucket_ + kBuckets; far_ the entries pushed beyond that window.
@@ -269,7 +304,7 @@ class EventQueue {
 
   /// The hot path's pop: the earliest entry, if its time is <= horizon. A ring bucket that holds a
   /// single entry (most buckets: tcp_rr_1B queues ~1 entry per 128 ns) becomes current and is
-  /// emptied at once, its entry never passing through current_'s heap.
+  /// emptied at once, its entry never passing through current_.
   bool take_due(Nanos horizon, Entry* out) {
     if (current_.empty()) {
       if (size_ == 0) return false;
@@ -329,7 +364,7 @@ class EventQueue {
     return current_.pop();
   }
 
-  Heap current_;
+  CurrentBucket current_;
   std::int64_t current_bucket_ = 0;
   std::array<std::uint32_t, kBuckets> head_;     // each slot's list, through next_
   std::array<std::uint64_t, kWords> occupied_{};  // slots with a non-empty list

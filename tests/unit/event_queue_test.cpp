@@ -267,6 +267,46 @@ TEST(EventQueueTest, FarAndRingEntriesOfOneBucketMerge) {
   EXPECT_EQ(got, want);
 }
 
+// The current bucket keeps up to 16 entries sorted and spills into a heap beyond that. Pops and
+// pushes interleaved across the spill (while sorted entries are still queued, while spilled ones
+// are, and after the bucket has emptied) keep the (time, class, seq) order of a sorted reference.
+TEST(EventQueueTest, ACurrentBucketThatOutgrowsItsSortedArrayKeepsOrder) {
+  EventQueue q;
+  NullSink s;
+  using Key = std::tuple<Nanos, int, std::uint64_t>;
+  std::set<Key> reference;
+  std::uint64_t pushes = 0;
+  auto push = [&](Nanos at, int prio) {
+    q.push(at, static_cast<Prio>(prio), &s, 0, pushes);
+    reference.insert(Key{at, prio, pushes++});
+  };
+  auto pop_expect = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const Event ev = q.pop();
+      ASSERT_EQ(ev.arg, std::get<2>(*reference.begin())) << "pop after " << pushes << " pushes";
+      reference.erase(reference.begin());
+    }
+  };
+  push(1000, 3);
+  pop_expect(1);  // the bucket of t = 1000 (times 896..1023) is now current; now = 1000
+  // Times in the current bucket, pushed out of order: 12 entries sorted, 3 of them popped, then
+  // enough to spill with 9 still sorted, pops from the heap, and pushes into the spilled bucket.
+  for (int i = 0; i < 12; ++i) push(1000 + (i * 7) % 23, i % 5);
+  pop_expect(3);
+  for (int i = 0; i < 10; ++i) push(1001 + (i * 5) % 17, (i + 2) % 5);
+  pop_expect(4);
+  push(1000, 0);  // earlier than everything left: must come out first
+  push(1023, 4);
+  pop_expect(6);
+  // Drained: the next bucket starts sorted again.
+  pop_expect(static_cast<int>(reference.size()));
+  ASSERT_TRUE(q.empty());
+  push(2000, 2);
+  for (int i = 0; i < 20; ++i) push(2000 + (i * 11) % 29, i % 5);
+  pop_expect(static_cast<int>(reference.size()));
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(EventQueueTest, AReservedEventTakesThePlaceItsReservationGaveIt) {
   // Three same-time, same-class events: a pushed, r reserved, b pushed, then r queued after b.
   // r pops between a and b (its sequence number is from the reservation); a reservation that is
