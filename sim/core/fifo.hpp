@@ -17,22 +17,23 @@ class Fifo {
     std::size_t c = 1;
     while (c < capacity) c <<= 1;
     buf_.resize(c);
+    mask_ = c - 1;
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   T& front() { return buf_[head_]; }
   const T& front() const { return buf_[head_]; }
-  T& back() { return buf_[(head_ + size_ - 1) & (buf_.size() - 1)]; }
-  T& operator[](std::size_t i) { return buf_[(head_ + i) & (buf_.size() - 1)]; }
-  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  T& back() { return buf_[(head_ + size_ - 1) & mask_]; }
+  T& operator[](std::size_t i) { return buf_[(head_ + i) & mask_]; }
+  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & mask_]; }
   void push_back(const T& v) {
-    if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & (buf_.size() - 1)] = v;
+    if (size_ > mask_) grow();
+    buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
   void pop_front() {
     NAPISIM_ASSERT(size_ > 0, "pop_front on empty Fifo");
-    head_ = (head_ + 1) & (buf_.size() - 1);
+    head_ = (head_ + 1) & mask_;
     --size_;
   }
   void clear() { head_ = size_ = 0; }
@@ -42,9 +43,11 @@ class Fifo {
     std::vector<T> n(buf_.size() * 2);
     for (std::size_t i = 0; i < size_; ++i) n[i] = std::move((*this)[i]);
     buf_ = std::move(n);
+    mask_ = buf_.size() - 1;
     head_ = 0;
   }
   std::vector<T> buf_;
+  std::size_t mask_ = 0;  // buf_.size() - 1 (a power of two minus one), kept: Inbound's size is not a power of two
   std::size_t head_ = 0, size_ = 0;
 };
 
