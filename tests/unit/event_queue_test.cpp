@@ -149,7 +149,7 @@ TEST(EventQueueTest, TimeThenClassThenSeqOnAMixedLoad) {
 // simulation-like loop (pop the earliest, push follow-ups at now + delay) with delays of every range
 // (same time, inside the bucket, ring, exactly at the ring's end, far beyond) and re-armed timers
 // pops exactly what a sorted reference pops, whether through peek and pop() or through the event
-// loop's pop_due() (which takes a bucket's single entry without the current bucket's heap), and
+// loop's pop_due() (which takes a bucket's single entry without passing it through current_), and
 // pop_due() leaves alone what is due after its horizon.
 TEST(EventQueueTest, BucketsPopInReferenceOrderAcrossRingAndFarDelays) {
   EventQueue q;
