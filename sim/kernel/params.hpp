@@ -81,11 +81,12 @@ struct NetParams {
   /// TSO super-packets of one send of `bytes` (at least one): the skbs tcp_sendmsg_locked() fills
   /// up to the size goal, i.e. the trains train_bytes() cuts, so a send is charged (tx_tso_ns) for
   /// exactly the super-packets nic_transmit() puts on the wire.
-  /// Up to one MSS (every request and response of tcp_rr_1B) no division, as in train_bytes().
+  /// No division up to one MSS (every request and response of tcp_rr_1B), as in train_bytes(),
+  /// and one (max_train_bytes()'s) up to the size goal.
   std::int64_t tso_count(std::int64_t bytes) const {
     if (bytes <= mss) return 1;
     const std::int64_t goal = max_train_bytes();
-    return (bytes + goal - 1) / goal;
+    return bytes <= goal ? 1 : (bytes + goal - 1) / goal;
   }
 
   template <class V>

@@ -15,7 +15,6 @@ namespace {
 struct Item {
   std::int64_t a = 0;
   std::int64_t pad[4] = {};
-  bool operator==(const Item& o) const { return a == o.a; }
 };
 
 TEST(FifoTest, KeepsOrderAcrossWrapAroundAndGrowthWhileWrapped) {
