@@ -39,6 +39,7 @@
 #include "sim/kernel/fair.hpp"
 #include "sim/kernel/napi.hpp"
 #include "sim/kernel/params.hpp"
+#include "sim/kernel/pelt.hpp"
 #include "sim/kernel/proc.hpp"
 #include "sim/kernel/rt.hpp"
 #include "sim/kernel/socket.hpp"
@@ -139,9 +140,9 @@ struct alignas(64) Cpu {
   bool overloaded = false;
   bool util_busy = false;
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
-  // PELT-like utilization (for SIS_UTIL and wake_affine_weight).
-  double util = 0;
-  Nanos util_stamp = 0;
+  // The CFS runqueue's PELT utilization (kernel/sched/pelt.c), read by SIS_UTIL; util_busy is
+  // cfs_rq->curr != NULL since its last update.
+  pelt::UtilAvg util;
   Rng cost_rng{0};  // stream "cpu<N>/cost"
   // Scheduler.
   std::unique_ptr<FairRq> cfs;

@@ -2,9 +2,10 @@
 //
 // try_to_wake_up() (select_task_rq, ttwu_queue_wakelist IPIs, enqueue, check_preempt_curr),
 // __schedule() (put_prev / pick_next_task across the RT and fair classes, context-switch cost),
-// scheduler_tick(), newidle and periodic balancing within an LLC (load_balance() reduced to
-// pulling one runnable, cache-cold task from the busiest CPU), and PSI "cpu some"
-// (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
+// scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle and periodic balancing
+// within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from the busiest
+// CPU), and PSI "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version
+// mirrored: v6.6.
 #include <cmath>
 
 #include "sim/kernel/kernel.hpp"
@@ -379,19 +380,10 @@ void Kernel::psi_update(Cpu& c) {
   }
 }
 
-namespace {
-// PELT-like: a geometric average with a 32 ms half-life (kernel/sched/pelt.c LOAD_AVG_PERIOD).
-double decayed(double util, bool busy, Nanos dt) {
-  const double f = std::exp2(-static_cast<double>(dt) / 32e6);
-  return busy ? 1024.0 - (1024.0 - util) * f : util * f;
-}
-}  // namespace
-
 void Kernel::util_update(Cpu& c) {
-  const Nanos now = host_.now();
-  c.util = decayed(c.util, c.util_busy, now - c.util_stamp);
-  c.util_stamp = now;
-  c.util_busy = c.curr != nullptr;
+  // update_load_avg() on the cfs_rq at every change of curr (put_prev_entity, set_next_entity).
+  c.util.update(static_cast<std::uint64_t>(host_.now()), c.util_busy);
+  c.util_busy = c.curr != nullptr && !is_rt_policy(c.curr->se.policy);
 }
 
 bool Kernel::idle_cpu(int i) const {
@@ -405,8 +397,12 @@ int Kernel::llc_nr_idle_scan(const Topology&, int, int llc) const {
 int Kernel::nr_running(int i) const { return nr_running_of(cpu(i)); }
 std::int64_t Kernel::cpu_load(int i) const { return cpu(i).cfs->load_weight(); }
 std::int64_t Kernel::cpu_util(int i) const {
+  // cpu_util_cfs(): the cfs_rq's util_avg, brought up to now as update_blocked_averages() keeps
+  // idle CPUs' averages current.
   const Cpu& c = cpu(i);
-  return static_cast<std::int64_t>(decayed(c.util, c.util_busy, host_.now() - c.util_stamp));
+  pelt::UtilAvg u = c.util;
+  u.update(static_cast<std::uint64_t>(host_.now()), c.util_busy);
+  return u.util_avg;
 }
 
 // ---- awaiters ----------------------------------------------------------------------------------

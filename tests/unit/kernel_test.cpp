@@ -1079,6 +1079,28 @@ TEST(KernelTest, SisUtilScanDepthIsWrittenByThePeriodicBalance) {
   EXPECT_EQ(r.k.llc_nr_idle_scan(r.topo, 117, 0), at_balance);
 }
 
+TEST(KernelTest, CpuUtilIsTheCfsRunqueuesPeltAverage) {
+  // A task runs 32 PELT periods (32 x 1024 x 1024 ns) from t = 0, then sleeps: util_avg rises to
+  // 512 (23359 << 10 over 46718, pelt_test.cpp) and halves in the next 32 idle periods (255).
+  // Halfway up, 16 periods: (724 + 47742 - 33758 - 1024) << 10 over 46718 = 299.
+  Rig r(shape(2), KernelParams{}, zero_costs());
+  const Nanos period = 1024 * 1024;
+  Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+  Nanos done = -1;
+  WaitQueue wq;
+  start(r.k, t, work_once(r.k, t, 32 * period, &done, wq), 0);
+  std::int64_t at16 = -1, at32 = -1;
+  At at(r.host);
+  at(16 * period, [&] { at16 = r.k.cpu_util(0); });
+  at(32 * period, [&] { at32 = r.k.cpu_util(0); });
+  r.run_to(64 * period);
+  EXPECT_EQ(done, 32 * period);
+  EXPECT_EQ(at16, 299);
+  EXPECT_EQ(at32, 512);
+  EXPECT_EQ(r.k.cpu_util(0), 255);
+  EXPECT_EQ(r.k.cpu_util(1), 0);
+}
+
 TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
   // As above, but CPU 2 has no task and is saturated by NET_RX softirq: six NIC queues with their
   // IRQs on CPU 2 get 600 packets each at 10 us (rx_pkt_ns 500, softirq_entry 1 us). The first
