@@ -40,7 +40,7 @@ struct WakeView {
   virtual int nr_running(int cpu) const = 0;
   /// cpu_load(): CFS runnable load (sum of weights or a PELT-like average; opaque).
   virtual std::int64_t cpu_load(int cpu) const = 0;
-  /// cpu_util_cfs(): 0..1024 utilization (PELT-like), summed per LLC for SIS_UTIL.
+  /// cpu_util_cfs(): the cfs_rq's PELT util_avg, 0..1024, summed per LLC for SIS_UTIL.
   virtual std::int64_t cpu_util(int cpu) const = 0;
   /// capacity_of(): 1024 unless RT/IRQ pressure is modelled.
   virtual std::int64_t capacity(int cpu) const {
