@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "Run a scenario (default: the embedded quickstart scenario)");
   run->add_option("file", file, "Scenario JSON file, or \"quickstart\"");
-  run->add_option("--set", sets, "Override a value: path=value (JSON pointer or dotted path); repeatable");
+  run->add_option("--set", sets, "Override a value: path=value (a JSON pointer such as /nics/0/queues, or a dotted path such as nics[0].queues); repeatable");
   run->add_option("--seed", seed, "Random seed (overrides the scenario's)");
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
   run->add_option("--format", format,

@@ -139,9 +139,19 @@ std::vector<std::string> split_set_path(std::string_view path, const std::string
       const std::size_t end = path.find('.', start);
       const std::string_view token =
           path.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-      if (token.empty())
+      // A component is a key, optionally followed by array indices in brackets: clients[0], a[1][-].
+      const std::size_t open = token.find('[');
+      const std::string_view key = token.substr(0, open);
+      if (key.empty())
         throw bad("empty path component (use a JSON pointer such as /a/b for unusual keys)");
-      tokens.emplace_back(token);
+      tokens.emplace_back(key);
+      for (std::size_t i = open; i != std::string_view::npos;) {
+        const std::size_t close = token.find(']', i);
+        if (token[i] != '[' || close == std::string_view::npos || close == i + 1)
+          throw bad("malformed index in '" + std::string(token) + "' (expected key[N] or key[-])");
+        tokens.emplace_back(token.substr(i + 1, close - i - 1));
+        i = close + 1 == token.size() ? std::string_view::npos : close + 1;
+      }
       if (end == std::string_view::npos)
         break;
       start = end + 1;

@@ -435,6 +435,31 @@ TEST(JsonUtilTest, SetAcceptsPointerAndDottedPaths) {
   EXPECT_EQ(doc["nics"][0]["rx_queues"], 4);
   apply_set(doc, "/a~1b/c~0d=1");
   EXPECT_EQ(doc["a/b"]["c~d"], 1);
+  // Bracketed indices, as jq and most config tools write them.
+  apply_set(doc, "nics[0].rx_queues=2");
+  EXPECT_EQ(doc["nics"][0]["rx_queues"], 2);
+  apply_set(doc, "m.grid=[[1,2],[3,4]]");
+  apply_set(doc, "m.grid[1][0]=7");
+  apply_set(doc, "m.grid[0][-]=9");
+  EXPECT_EQ(doc["m"]["grid"], Json::parse("[[1, 2, 9], [7, 4]]"));
+}
+
+TEST(JsonUtilTest, SetRejectsMalformedBracketIndices) {
+  Json doc = Json::parse(R"({"nics": [{"rx_queues": 8}]})");
+  for (const char* bad : {"nics[0.rx_queues=1", "nics[].rx_queues=1", "nics[0]x.rx_queues=1", "nics]0[=1"}) {
+    const std::string what = std::string(bad).substr(0, std::string(bad).find('='));
+    const std::string component = what.substr(0, what.find('.'));
+    EXPECT_EQ(error_of([&] { apply_set(doc, bad); }),
+              "/: --set '" + std::string(bad) + "': malformed index in '" + component +
+                  "' (expected key[N] or key[-])")
+        << bad;
+  }
+  EXPECT_EQ(error_of([&] { apply_set(doc, "[0].x=1"); }),
+            "/: --set '[0].x=1': empty path component (use a JSON pointer such as /a/b for unusual keys)");
+  EXPECT_EQ(error_of([&] { apply_set(doc, "nics[5].rx_queues=1"); }),
+            "/nics/5: --set 'nics[5].rx_queues=1': array index out of range (the array has 1 elements; use - to "
+            "append)");
+  EXPECT_EQ(doc, Json::parse(R"({"nics": [{"rx_queues": 8}]})"));  // nothing was changed
 }
 
 TEST(JsonUtilTest, SetParsesJsonValuesElseTakesString) {
