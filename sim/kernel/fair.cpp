@@ -128,7 +128,7 @@ Nanos FairRq::lag_limit(const SchedEntity& se) const {
 
 // --- min_vruntime (update_min_vruntime(), v5.10 and v6.6/6.8) ---------------------------------
 
-SchedEntity* FairRq::leftmost() const {
+SchedEntity* FairRq::find_leftmost() const {
   // __pick_first_entity() of the vruntime-ordered tree; equal keys go right in the rbtree, so
   // the first-enqueued entity wins ties.
   SchedEntity* best = nullptr;
@@ -136,6 +136,13 @@ SchedEntity* FairRq::leftmost() const {
     if (!best || se->vruntime < best->vruntime) best = se;
   }
   return best;
+}
+
+void FairRq::add_to_queue(SchedEntity* se) {
+  // The kernel caches the tree's leftmost node (rb_root_cached) for the same reason: queued
+  // vruntimes do not change, so a newcomer is leftmost only if strictly left of it (ties go right).
+  queue_.push_back(se);
+  if (!leftmost_ || se->vruntime < leftmost_->vruntime) leftmost_ = se;
 }
 
 void FairRq::update_min_vruntime() {
@@ -229,7 +236,7 @@ void FairRq::enqueue(SchedEntity& se, unsigned flags) {
   }
 
   // account_entity_enqueue() + __enqueue_entity() ('current' is not kept in the tree).
-  if (!is_curr) queue_.push_back(&se);
+  if (!is_curr) add_to_queue(&se);
   se.on_rq = true;
   ++nr_running_;
   load_ += se.weight;
@@ -268,6 +275,7 @@ void FairRq::remove_from_queue(SchedEntity* se) {
   const auto it = std::find(queue_.begin(), queue_.end(), se);
   NAPISIM_ASSERT(it != queue_.end(), "entity not in this run queue");
   queue_.erase(it);
+  if (se == leftmost_) leftmost_ = find_leftmost();
 }
 
 // --- update_curr / tick -------------------------------------------------------------------
@@ -421,7 +429,7 @@ void FairRq::set_next(SchedEntity& se) {
 void FairRq::put_prev() {
   if (!curr_) return;
   // Put 'current' back into the tree (if still runnable; else the dequeue already accounted).
-  if (curr_->on_rq) queue_.push_back(curr_);
+  if (curr_->on_rq) add_to_queue(curr_);
   curr_ = nullptr;
 }
 
@@ -484,6 +492,7 @@ void FairRq::set_nice(SchedEntity& se, int nice) {
       const Nanos avruntime = avg_vruntime();
       se.vruntime = avruntime - mul_div(avruntime - se.vruntime, old_weight, weight);
       se.deadline = avruntime + mul_div(se.deadline - avruntime, old_weight, weight);
+      if (&se != curr_) leftmost_ = find_leftmost();  // a queued vruntime moved
     } else {
       // se->vlag = V - v_i while lag_i = w_i * (V - v_i): scale with the weight.
       se.vlag = mul_div(se.vlag, old_weight, weight);

@@ -208,7 +208,9 @@ class FairRq {
   bool vruntime_eligible(const Sums& s, Nanos vruntime) const;
   SchedEntity* pick_eevdf() const;
   SchedEntity* pick_cfs() const;
-  SchedEntity* leftmost() const;  // __pick_first_entity(): min vruntime, first queued on ties
+  SchedEntity* leftmost() const { return leftmost_; }  // __pick_first_entity()
+  SchedEntity* find_leftmost() const;  // min vruntime, first queued on ties: what leftmost_ caches
+  void add_to_queue(SchedEntity* se);
   SchedEntity* resolve(const SchedEntity* buddy) const;
   void place_entity_eevdf(SchedEntity& se, unsigned flags);
   void place_entity_cfs(SchedEntity& se, bool initial);
@@ -221,6 +223,7 @@ class FairRq {
   Nanos base_slice_, latency_, min_gran_, wakeup_gran_;
   int nr_latency_;
   std::vector<SchedEntity*> queue_;  // queued entities except curr, in enqueue order
+  SchedEntity* leftmost_ = nullptr;   // find_leftmost() of queue_, kept up to date
   SchedEntity* curr_ = nullptr;
   const SchedEntity* next_ = nullptr;  // cfs_rq->next
   const SchedEntity* last_ = nullptr;  // cfs_rq->last (CFS only)

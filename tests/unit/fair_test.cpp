@@ -377,6 +377,28 @@ TEST(EevdfTest, RenicePreservesLagOfQueuedEntity) {
   EXPECT_EQ(c.vlag, 328099);
 }
 
+TEST(EevdfTest, RenicedQueuedEntityCanStopBeingTheLeftmost) {
+  // min_vruntime follows the leftmost queued entity; reweight_eevdf() moves a queued entity's
+  // vruntime, so the leftmost must be found again (the queue caches it).
+  FairRq rq(eevdf_params());
+  SchedEntity a = make_entity(), b = make_entity(), c = make_entity();
+  rq.enqueue(a, kWakeup);
+  rq.enqueue(b, kWakeup);
+  rq.enqueue(c, kWakeup);  // all at V = 0
+  ASSERT_EQ(rq.pick_next_task(), &a);
+  rq.update_curr(ms(2));  // v_A = 2 ms; B and C wait at 0
+  rq.dequeue(c, dequeue_flags::kSleep);
+  c.vlag = 333334;
+  rq.enqueue(c, kWakeup);  // V = 1 ms without C: v_C = 1 ms - 333334 * 3072 / 2048 = 499999
+  ASSERT_EQ(c.vruntime, 499999);
+  ASSERT_EQ(b.vruntime, 0);
+  EXPECT_EQ(rq.min_vruntime(), 0);
+  // V = (2 ms + 0 + 499999) / 3 = 833333: v_B' = V - V * 1024 / 88761, just below V and right of C.
+  rq.set_nice(b, -20);
+  EXPECT_EQ(b.vruntime, 833333 - 833333 * 1024 / 88761);
+  EXPECT_EQ(rq.min_vruntime(), c.vruntime);
+}
+
 // ---------------------------------------------------------------------------------------------
 // CFS (v5.10)
 
