@@ -21,8 +21,9 @@ std::size_t words_for(int nr_cpus) {
 
 }  // namespace
 
-CpuMask::CpuMask(int nr_cpus) : nr_cpus_(nr_cpus), words_(words_for(nr_cpus), 0) {
+CpuMask::CpuMask(int nr_cpus) : nr_cpus_(nr_cpus), nwords_(words_for(nr_cpus)) {
   NAPISIM_ASSERT(nr_cpus >= 0, "negative cpu count");
+  if (nwords_ > kInlineWords) big_.assign(nwords_, 0);
 }
 
 CpuMask CpuMask::all(int nr_cpus) {
@@ -33,37 +34,37 @@ CpuMask CpuMask::all(int nr_cpus) {
 
 void CpuMask::set(int cpu) {
   NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
-  words_[static_cast<std::size_t>(cpu / kWordBits)] |= std::uint64_t{1} << (cpu % kWordBits);
+  words()[static_cast<std::size_t>(cpu / kWordBits)] |= std::uint64_t{1} << (cpu % kWordBits);
 }
 
 void CpuMask::clear(int cpu) {
   NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
-  words_[static_cast<std::size_t>(cpu / kWordBits)] &= ~(std::uint64_t{1} << (cpu % kWordBits));
+  words()[static_cast<std::size_t>(cpu / kWordBits)] &= ~(std::uint64_t{1} << (cpu % kWordBits));
 }
 
 void CpuMask::set_all() {
-  for (auto& w : words_)
+  for (auto& w : words())
     w = ~std::uint64_t{0};
   const int tail = nr_cpus_ % kWordBits;
   if (tail != 0)
-    words_.back() &= (std::uint64_t{1} << tail) - 1;
+    words().back() &= (std::uint64_t{1} << tail) - 1;
 }
 
 void CpuMask::clear_all() {
-  for (auto& w : words_)
+  for (auto& w : words())
     w = 0;
 }
 
 int CpuMask::count() const {
   int n = 0;
-  for (auto w : words_)
+  for (auto w : words())
     n += std::popcount(w);
   return n;
 }
 
 bool CpuMask::single() const {
   bool seen = false;
-  for (auto w : words_) {
+  for (auto w : words()) {
     if (w == 0)
       continue;
     if (seen || (w & (w - 1)) != 0)
@@ -74,7 +75,7 @@ bool CpuMask::single() const {
 }
 
 bool CpuMask::any() const {
-  for (auto w : words_)
+  for (auto w : words())
     if (w != 0)
       return true;
   return false;
@@ -91,20 +92,20 @@ int CpuMask::next(int after) const {
   if (start >= nr_cpus_)
     return -1;
   std::size_t wi = static_cast<std::size_t>(start / kWordBits);
-  std::uint64_t w = words_[wi] & (~std::uint64_t{0} << (start % kWordBits));
+  std::uint64_t w = words()[wi] & (~std::uint64_t{0} << (start % kWordBits));
   while (true) {
     if (w != 0)
       return static_cast<int>(wi) * kWordBits + std::countr_zero(w);
-    if (++wi >= words_.size())
+    if (++wi >= words().size())
       return -1;
-    w = words_[wi];
+    w = words()[wi];
   }
 }
 
 bool CpuMask::intersects(const CpuMask& o) const {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words_.size(); ++i)
-    if (words_[i] & o.words_[i])
+  for (std::size_t i = 0; i < words().size(); ++i)
+    if (words()[i] & o.words()[i])
       return true;
   return false;
 }
@@ -123,22 +124,22 @@ CpuMask CpuMask::operator|(const CpuMask& o) const {
 
 CpuMask& CpuMask::operator&=(const CpuMask& o) {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words_.size(); ++i)
-    words_[i] &= o.words_[i];
+  for (std::size_t i = 0; i < words().size(); ++i)
+    words()[i] &= o.words()[i];
   return *this;
 }
 
 CpuMask& CpuMask::operator|=(const CpuMask& o) {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words_.size(); ++i)
-    words_[i] |= o.words_[i];
+  for (std::size_t i = 0; i < words().size(); ++i)
+    words()[i] |= o.words()[i];
   return *this;
 }
 
 CpuMask& CpuMask::and_not(const CpuMask& o) {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words_.size(); ++i)
-    words_[i] &= ~o.words_[i];
+  for (std::size_t i = 0; i < words().size(); ++i)
+    words()[i] &= ~o.words()[i];
   return *this;
 }
 

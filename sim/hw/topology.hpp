@@ -16,7 +16,9 @@
 // matrix so analysis code can use it directly.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,7 +53,7 @@ public:
   void clear(int cpu);
   bool test(int cpu) const {  // inline: placement tests bits on every wakeup
     if (cpu < 0 || cpu >= nr_cpus_) return false;
-    return (words_[static_cast<std::size_t>(cpu / kWordBits)] >> (cpu % kWordBits)) & 1U;
+    return (words()[static_cast<std::size_t>(cpu / kWordBits)] >> (cpu % kWordBits)) & 1U;
   }
   void set_all();
   void clear_all();
@@ -81,8 +83,17 @@ public:
   std::string to_cpulist() const;
 
 private:
+  // The bitmap: inline up to kInlineWords words (256 cpus), so that copying a mask, as
+  // select_idle_cpu() does on every scan, allocates nothing; larger machines use big_.
+  static constexpr std::size_t kInlineWords = 4;
+  std::span<std::uint64_t> words() { return {nwords_ <= kInlineWords ? small_.data() : big_.data(), nwords_}; }
+  std::span<const std::uint64_t> words() const {
+    return {nwords_ <= kInlineWords ? small_.data() : big_.data(), nwords_};
+  }
   int nr_cpus_ = 0;
-  std::vector<std::uint64_t> words_;
+  std::size_t nwords_ = 0;
+  std::array<std::uint64_t, kInlineWords> small_{};  // all zero when big_ is used
+  std::vector<std::uint64_t> big_;                   // empty when small_ is used
 };
 
 /// Machine shape. Plain struct: the lead's params layer declares fields and units; validate()

@@ -177,49 +177,60 @@ TEST(TopologyTest, ValidateRejectsInconsistentShapes) {
 // CpuMask
 
 TEST(CpuMaskTest, BitOperationsAcrossWords) {
-  CpuMask m(130);
-  EXPECT_TRUE(m.none());
-  m.set(0);
-  m.set(63);
-  m.set(64);
-  m.set(129);
-  EXPECT_EQ(m.count(), 4);
-  EXPECT_EQ(m.first(), 0);
-  EXPECT_EQ(m.next(0), 63);
-  EXPECT_EQ(m.next(63), 64);
-  EXPECT_EQ(m.next(64), 129);
-  EXPECT_EQ(m.next(129), -1);
-  m.clear(63);
-  EXPECT_FALSE(m.test(63));
-  EXPECT_FALSE(m.test(130));
-  EXPECT_EQ(m.to_cpulist(), "0,64,129");
+  // Up to 256 cpus the words are inline, from 257 on the heap: the same answers either way.
+  for (const int n : {130, 256, 257, 1000}) {
+    SCOPED_TRACE(n);
+    const int last = n - 1;
+    CpuMask m(n);
+    EXPECT_TRUE(m.none());
+    m.set(0);
+    m.set(63);
+    m.set(64);
+    m.set(last);
+    EXPECT_EQ(m.count(), 4);
+    EXPECT_EQ(m.first(), 0);
+    EXPECT_EQ(m.next(0), 63);
+    EXPECT_EQ(m.next(63), 64);
+    EXPECT_EQ(m.next(64), last);
+    EXPECT_EQ(m.next(last), -1);
+    m.clear(63);
+    EXPECT_FALSE(m.test(63));
+    EXPECT_FALSE(m.test(n));
+    EXPECT_EQ(m.to_cpulist(), "0,64," + std::to_string(last));
 
-  const CpuMask all = CpuMask::all(130);
-  EXPECT_TRUE(all.full());
-  EXPECT_EQ(all.count(), 130);
-  EXPECT_EQ((all & m), m);
-  EXPECT_TRUE(all.intersects(m));
-  CpuMask rest = all;
-  rest.and_not(m);
-  EXPECT_EQ(rest.count(), 127);
-  EXPECT_FALSE(rest.intersects(m));
-  EXPECT_EQ((rest | m), all);
+    const CpuMask all = CpuMask::all(n);
+    EXPECT_TRUE(all.full());
+    EXPECT_EQ(all.count(), n);
+    EXPECT_EQ((all & m), m);
+    EXPECT_TRUE(all.intersects(m));
+    CpuMask rest = all;
+    rest.and_not(m);
+    EXPECT_EQ(rest.count(), n - 3);
+    EXPECT_FALSE(rest.intersects(m));
+    EXPECT_EQ((rest | m), all);
+    CpuMask copy = m;  // a copy is independent of the original
+    copy.set(1);
+    EXPECT_FALSE(m.test(1));
+    EXPECT_NE(copy, m);
+    copy = rest;
+    EXPECT_EQ(copy, rest);
 
-  // single(): exactly one bit, in any word.
-  CpuMask one(130);
-  EXPECT_FALSE(one.single());
-  for (int cpu : {0, 5, 63, 64, 100, 129}) {
-    CpuMask x(130);
-    x.set(cpu);
-    EXPECT_TRUE(x.single()) << cpu;
-    x.set(cpu == 0 ? 1 : cpu - 1);  // a second bit beside it (for 64: in the word before)
-    EXPECT_FALSE(x.single()) << cpu;
+    // single(): exactly one bit, in any word.
+    CpuMask one(n);
+    EXPECT_FALSE(one.single());
+    for (int cpu : {0, 5, 63, 64, 100, last}) {
+      CpuMask x(n);
+      x.set(cpu);
+      EXPECT_TRUE(x.single()) << cpu;
+      x.set(cpu == 0 ? 1 : cpu - 1);  // a second bit beside it (for 64: in the word before)
+      EXPECT_FALSE(x.single()) << cpu;
+    }
+    CpuMask two_words(n);
+    two_words.set(3);
+    two_words.set(70);
+    EXPECT_FALSE(two_words.single());
+    EXPECT_FALSE(all.single());
   }
-  CpuMask two_words(130);
-  two_words.set(3);
-  two_words.set(70);
-  EXPECT_FALSE(two_words.single());
-  EXPECT_FALSE(all.single());
 }
 
 TEST(CpuMaskTest, ParsesKernelCpulists) {
