@@ -3,7 +3,9 @@
 // State bits mirror include/linux/netdevice.h (NAPI_STATE_*) as of v6.13+ (kernel-napi.md 2.1).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/time.hpp"
@@ -72,6 +74,22 @@ struct Skb {
   bool ack_only = false;
   int napi_id = -1;
   int rps_cpu = -1;  // get_rps_cpu() result decided in the driver's context (-1: process inline)
+};
+
+/// A poll's batch of up to N skbs (the gro_normal list): its slots are constructed as they are
+/// filled, not all N up front at every poll (a std::array<Skb, N> would write N default skbs).
+template <std::size_t N>
+class SkbBatch {
+public:
+  SkbBatch() {}  // leaves the slots unconstructed
+  void put(std::size_t i, const Skb& skb) { ::new (static_cast<void*>(&skb_[i])) Skb(skb); }
+  const Skb& operator[](std::size_t i) const { return skb_[i]; }
+  const Skb* data() const { return skb_; }
+
+private:
+  union {
+    Skb skb_[N];
+  };
 };
 
 /// An intrusive FIFO of NAPIs (sd->poll_list, repoll lists).

@@ -231,7 +231,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   // Per skb: packet memory on the NIC's node read from this CPU's node (0 when local).
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
-  std::array<Skb, kMaxBatch> batch;
+  SkbBatch<kMaxBatch> batch;
   const int batch_limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
   int nb = 0;
   int work = 0;
@@ -246,7 +246,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
     cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
-    batch[static_cast<std::size_t>(nb++)] = skb;
+    batch.put(static_cast<std::size_t>(nb++), skb);
     if (nb >= batch_limit) {  // gro_normal_list_flush: netif_receive_skb_list()
       co_await exec(ctx, cost);
       rx_sync(ch);

@@ -162,13 +162,13 @@ Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {
   SoftnetData& sd = c.sd;
   net_rps_send_ipis(cpu(ctx_cpu(ctx)));  // "Check if we have pending IPIs, it's better to send them now"
   constexpr int kMaxBatch = 64;
-  std::array<Skb, kMaxBatch> batch;
+  SkbBatch<kMaxBatch> batch;
   const int limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
   int work = 0;
   for (;;) {
     int nb = 0;
     while (work < quota && nb < limit && !sd.input_pkt_queue.empty()) {
-      batch[static_cast<std::size_t>(nb++)] = sd.input_pkt_queue.front();
+      batch.put(static_cast<std::size_t>(nb++), sd.input_pkt_queue.front());
       sd.input_pkt_queue.pop_front();
       ++sd.input_queue_head;
       ++work;
