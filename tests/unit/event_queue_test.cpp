@@ -145,7 +145,7 @@ TEST(EventQueueTest, TimeThenClassThenSeqOnAMixedLoad) {
   }
 }
 
-// The bucket structure (a 128 ns current bucket, a 65.5 us ring, a far heap) must be invisible: a
+// The bucket structure (a 128 ns current bucket, a 524 us ring, a far heap) must be invisible: a
 // simulation-like loop (pop the earliest, push follow-ups at now + delay) with delays of every range
 // (same time, inside the bucket, ring, exactly at the ring's end, far beyond) and re-armed timers
 // pops exactly what a sorted reference pops, whether through peek and pop() or through the event
@@ -170,9 +170,9 @@ TEST(EventQueueTest, BucketsPopInReferenceOrderAcrossRingAndFarDelays) {
     switch (r % 8) {
       case 0: return 0;
       case 1: return static_cast<Nanos>((r >> 8) % 128);
-      case 2: return static_cast<Nanos>((r >> 8) % 65536);
-      case 3: return 65536 - 128 + static_cast<Nanos>((r >> 8) % 256);  // around the ring's end
-      case 4: return static_cast<Nanos>(100000 + (r >> 8) % 5000000);    // far: ticks, long timers
+      case 2: return static_cast<Nanos>((r >> 8) % 524288);
+      case 3: return 524288 - 128 + static_cast<Nanos>((r >> 8) % 256);  // around the ring's end
+      case 4: return static_cast<Nanos>(600000 + (r >> 8) % 5000000);    // far: ticks, long timers
       case 5: return static_cast<Nanos>(128 * ((r >> 8) % 600));         // bucket boundaries
       default: return static_cast<Nanos>((r >> 8) % 20000);
     }
@@ -254,16 +254,16 @@ TEST(EventQueueTest, PushBeforeTheBucketMadeCurrentByAPeekComesFirst) {
 TEST(EventQueueTest, FarAndRingEntriesOfOneBucketMerge) {
   EventQueue q;
   NullSink s;
-  q.push(200000, Prio::kControl, &s, 0, 1);  // 200 us: beyond the 65.5 us ring
-  q.push(150000, Prio::kCpu, &s, 0, 2);      // also far at push time
+  q.push(2000000, Prio::kControl, &s, 0, 1);  // 2 ms: beyond the 524 us ring
+  q.push(1500000, Prio::kCpu, &s, 0, 2);      // also far at push time
   Event ev = q.pop();
-  EXPECT_EQ(ev.arg, 2u);  // now = 150 us: 200 us lies within the ring
-  q.push(200000, Prio::kControl, &s, 0, 3);
-  q.push(200000, Prio::kWire, &s, 0, 4);
-  q.push(200001, Prio::kWire, &s, 0, 5);
-  q.push(199999, Prio::kControl, &s, 0, 6);
+  EXPECT_EQ(ev.arg, 2u);  // now = 1.5 ms: 2 ms lies within the ring
+  q.push(2000000, Prio::kControl, &s, 0, 3);
+  q.push(2000000, Prio::kWire, &s, 0, 4);
+  q.push(2000001, Prio::kWire, &s, 0, 5);
+  q.push(1999999, Prio::kControl, &s, 0, 6);
   const auto got = drain(q);
-  const std::vector<Fired> want{{199999, 0, 6}, {200000, 0, 4}, {200000, 0, 1}, {200000, 0, 3}, {200001, 0, 5}};
+  const std::vector<Fired> want{{1999999, 0, 6}, {2000000, 0, 4}, {2000000, 0, 1}, {2000000, 0, 3}, {2000001, 0, 5}};
   EXPECT_EQ(got, want);
 }
 
