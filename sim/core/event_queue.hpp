@@ -223,8 +223,8 @@ class EventQueue {
   // every entry of a bucket <= current_bucket_; ring slot b % kBuckets the entries of bucket b for
   // current_bucket_ < b < current_bucket_ + kBuckets; far_ the entries pushed beyond that window.
   // So every entry of current_ precedes every other entry.
-  // 128 ns: tcp_rr_1B pushes 12 M entries per simulated s, 1.5 per bucket (2.2 per non-empty one);
-  // 64 and 256 ns cost the same instructions.
+  // 128 ns: tcp_rr_1B pushes about 9 M entries per simulated s (3.2 per transaction), 1.1 per
+  // bucket; 64 and 256 ns cost the same instructions.
   static constexpr int kBucketShift = 7;
   // 4096 buckets, 524 us: the per-request timers of application workloads (wei2020/app_*, about
   // one per request, hundreds of us ahead) stay out of far_'s O(log n); 512 left them there.

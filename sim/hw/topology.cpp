@@ -91,21 +91,24 @@ int CpuMask::next(int after) const {
     start = 0;
   if (start >= nr_cpus_)
     return -1;
+  const auto words = this->words();
   std::size_t wi = static_cast<std::size_t>(start / kWordBits);
-  std::uint64_t w = words()[wi] & (~std::uint64_t{0} << (start % kWordBits));
+  std::uint64_t w = words[wi] & (~std::uint64_t{0} << (start % kWordBits));
   while (true) {
     if (w != 0)
       return static_cast<int>(wi) * kWordBits + std::countr_zero(w);
-    if (++wi >= words().size())
+    if (++wi >= words.size())
       return -1;
-    w = words()[wi];
+    w = words[wi];
   }
 }
 
 bool CpuMask::intersects(const CpuMask& o) const {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words().size(); ++i)
-    if (words()[i] & o.words()[i])
+  const auto a = words();
+  const auto b = o.words();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] & b[i])
       return true;
   return false;
 }
@@ -124,22 +127,28 @@ CpuMask CpuMask::operator|(const CpuMask& o) const {
 
 CpuMask& CpuMask::operator&=(const CpuMask& o) {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words().size(); ++i)
-    words()[i] &= o.words()[i];
+  const auto a = words();
+  const auto b = o.words();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] &= b[i];
   return *this;
 }
 
 CpuMask& CpuMask::operator|=(const CpuMask& o) {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words().size(); ++i)
-    words()[i] |= o.words()[i];
+  const auto a = words();
+  const auto b = o.words();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] |= b[i];
   return *this;
 }
 
 CpuMask& CpuMask::and_not(const CpuMask& o) {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
-  for (std::size_t i = 0; i < words().size(); ++i)
-    words()[i] &= ~o.words()[i];
+  const auto a = words();
+  const auto b = o.words();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] &= ~b[i];
   return *this;
 }
 

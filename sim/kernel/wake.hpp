@@ -25,6 +25,7 @@
 
 #include "sim/core/time.hpp"
 #include "sim/hw/topology.hpp"
+#include "sim/kernel/pelt.hpp"
 
 namespace napisim {
 
@@ -81,7 +82,7 @@ struct WakeParams {
 
 inline constexpr Nanos kSchedMigrationCostNs = 500000;  ///< sysctl_sched_migration_cost default
 inline constexpr int kNodeReclaimDistance = 30;         ///< node_reclaim_distance (RECLAIM_DISTANCE)
-inline constexpr std::int64_t kSchedCapacityScale = 1024;
+inline constexpr std::int64_t kSchedCapacityScale = std::int64_t{1} << pelt::kCapacityShift;  // SCHED_CAPACITY_SCALE
 
 // --- wake_wide ------------------------------------------------------------------------------
 
