@@ -450,11 +450,13 @@ std::string format_csv(const Json& result) {
   }
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) {
-    out += (i == 0 ? "" : ",") + csv_field(header[i]);
+    if (i > 0) out += ',';
+    out += csv_field(header[i]);
   }
   out += '\n';
   for (std::size_t i = 0; i < values.size(); ++i) {
-    out += (i == 0 ? "" : ",") + csv_field(values[i]);
+    if (i > 0) out += ',';
+    out += csv_field(values[i]);
   }
   out += '\n';
   return out;
@@ -508,7 +510,7 @@ std::string format_neper(const Json& result) {
     printed.insert(std::string("latency_ns.") + key);
   }
   for (const double p : percentiles) {
-    const std::string key = "p" + pct_g(p);
+    const std::string key = std::string("p").append(pct_g(p));
     put(out, "latency_" + key, seconds_9(num_or(find(lat, key), 0)));
     printed.insert("latency_ns." + key);
   }

@@ -284,6 +284,30 @@ JSON
     expect_rc 2 "$napisim" calibrate <(sed 's/latency_p50/latency_p42/' t.json) --dry-run -j 1
     grep -q '^napisim: error: /targets/0/metric: no numeric summary value "latency_p42"' cmd.err || fail "metric error"
     ;;
+  pgo_same_results)
+    # A profile-guided build (tools/build.sh) must simulate exactly what the same code compiled
+    # without the profile does: its instrumented twin in pgo/gen (its counters go to this work
+    # directory, not into the build's profile). Other builds skip (77).
+    gen=$(dirname "$napisim")/pgo/gen/napisim
+    [ -x "$gen" ] || { echo "skip [$case_name]: not a profile-guided build"; exit 77; }
+    for f in quickstart wei2020/tcp_rr_1B.json wei2020/tcp_rr_1B_kthread.json kicinski2020/workq.json \
+             karsten2024/suspend20.json gulati2024/epoll_busyloop_15.json tkhai2018/rr400_10g_rfs.json; do
+      [ "$f" = quickstart ] || f=$src/scenarios/$f
+      "$napisim" run "$f" "${short[@]}" --format json > pgo.json 2> pgo.err || fail "$f: run failed"
+      GCOV_PREFIX=$work/gcov "$gen" run "$f" "${short[@]}" --format json > gen.json 2> gen.err ||
+        fail "$f: instrumented run failed"
+      $py - pgo.json gen.json <<'PYEOF' || fail "$f: the profile-guided build's result differs"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for r in (a, b):
+    del r["context"]
+assert a["fingerprint"], a
+if a != b:
+    diff = [k for k in a if a[k] != b.get(k)]
+    sys.exit(f"differs in {diff}")
+PYEOF
+    done
+    ;;
   validate_bad)
     printf '{"nics": [{"queues": 0}]}\n' > bad.json
     expect_bad_input '/nics/0/queues: expected integer in [1, 1024], got 0' "$napisim" validate bad.json
