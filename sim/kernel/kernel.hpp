@@ -108,8 +108,10 @@ inline Nanos exec_ns(Nanos work, int speed_milli) {
 inline Nanos work_in(Nanos ran, int speed_milli) { return speed_milli == 1000 ? ran : ran * speed_milli / 1000; }
 
 // Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
-// clock and accounting state), and placement's idle_cpu() scan reads only that line. alignas:
-// operator new alone gives 16-byte alignment, and the first 64 bytes would straddle two lines.
+// clock and accounting state), and placement's idle_cpu() scan reads only that line; the next
+// ones hold what every segment (accounting, timer, cost draw) and every schedule() (run queues,
+// PSI, PELT) touch, ahead of the interrupt slots and the cold state. alignas: operator new alone
+// gives 16-byte alignment, and the first 64 bytes would straddle two lines.
 struct alignas(64) Cpu {
   // ---- line 0: read on every event and by idle_cpu() --------------------------------------
   int id = 0;
@@ -130,26 +132,27 @@ struct alignas(64) Cpu {
   bool part_stop = false;        // seg_timer stops at a chain's part boundary, not its end
   CpuClass acct_cls = CpuClass::kIdle;
   std::array<Nanos, kNumCpuClasses> time{};
-  // ---- the interrupt levels' slots (their hot fields lead each Slot), the segment timer ------
-  Slot hardirq;
+  // ---- line 2: every segment's timer and cost draw ------------------------------------------
   Timer seg_timer;
-  Slot softirq;
+  Rng cost_rng{0};  // stream "cpu<N>/cost"
+  // ---- line 3: schedule() ------------------------------------------------------------------
+  std::unique_ptr<FairRq> cfs;
+  std::unique_ptr<RtRq> rt;
   // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
   Nanos psi_stamp = 0;
   bool psi_some = false, psi_nonidle = false;
   bool overloaded = false;
   bool util_busy = false;
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
+  Nanos last_balance = 0;
+  Task* ksoftirqd = nullptr;
+  // ---- line 4: util, then the interrupt levels' slots (their hot fields lead each Slot) ----
   // The CFS runqueue's PELT utilization (kernel/sched/pelt.c), read by SIS_UTIL; util_busy is
   // cfs_rq->curr != NULL since its last update.
   pelt::UtilAvg util;
-  Rng cost_rng{0};  // stream "cpu<N>/cost"
-  // Scheduler.
-  std::unique_ptr<FairRq> cfs;
-  std::unique_ptr<RtRq> rt;
+  Slot hardirq;
+  Slot softirq;
   Timer tick_timer;
-  Nanos last_balance = 0;
-  Task* ksoftirqd = nullptr;
   Proc<void> hardirq_proc, softirq_proc;
   Fifo<std::uint64_t> pending_irqs{8};
   // softnet

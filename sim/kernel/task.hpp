@@ -79,28 +79,31 @@ enum class TaskKind : std::uint8_t { kUser, kKsoftirqd, kKthread };
 enum class TaskState : std::uint8_t { kRunning, kRunnable, kSleeping, kDead };
 
 
+// Field order is for the cache: what a wakeup, a context switch and a segment read comes first
+// (the scalars, then the scheduling entity and the execution slot); the name and the statistics
+// last.
 struct Task {
   int id = 0;
-  std::string name;
   TaskKind kind = TaskKind::kUser;
   TaskState state = TaskState::kSleeping;
-  SchedEntity se;
-  WakeeInfo wakee;           // select_task_rq_fair bookkeeping (prev cpu, wakee flips)
-  CpuMask allowed;           // cpus_ptr
   bool per_cpu_kthread = false;
-  int cpu = -1;              // task_cpu(): CPU whose run queue holds it (or last ran on)
-  Slot slot;
-  Proc<void> body;
-  int bh_disable = 0;        // local_bh_disable() depth (threaded NAPI, busy poll)
-  WaitQueue* waiting_on = nullptr;
-  unsigned wake_flags = 0;   // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
   bool spinning = false;     // busy-polling with nothing to do: on CPU, preemption disabled
-  Timer spin_timer;          // the busy-poll deadline
+  int cpu = -1;              // task_cpu(): CPU whose run queue holds it (or last ran on)
+  int bh_disable = 0;        // local_bh_disable() depth (threaded NAPI, busy poll)
+  unsigned wake_flags = 0;   // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
+  WaitQueue* waiting_on = nullptr;
   Nanos last_ran = 0;        // for task_hot()
   Nanos migrate_penalty = 0; // cache refill after a cross-LLC move, added to the next segment
+  Nanos exec_ns = 0;         // statistics: CPU time
+  SchedEntity se;
+  Slot slot;
+  WakeeInfo wakee;           // select_task_rq_fair bookkeeping (prev cpu, wakee flips)
+  CpuMask allowed;           // cpus_ptr
+  Proc<void> body;
+  Timer spin_timer;          // the busy-poll deadline
   // statistics
-  Nanos exec_ns = 0;
   std::uint64_t nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
+  std::string name;
 };
 
 
