@@ -34,6 +34,8 @@ cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
 
 [ -f "$build/CMakeCache.txt" ] || configure "$build" "$build.configure.log"
 
+build_args=()
+
 if [ "$pgo" != 0 ] && [ "$(cache_value CMAKE_BUILD_TYPE)" = Release ] && [ -z "$(cache_value NAPISIM_SANITIZE)" ] &&
    { [ "$pgo" = retrain ] || [ "$(cache_value NAPISIM_PGO)" != use ] || [ ! -d "$build/pgo/profile" ]; }; then
   # The training runs: every scenario, short, so every model's hot path is in the profile.
@@ -50,10 +52,10 @@ if [ "$pgo" != 0 ] && [ "$(cache_value CMAKE_BUILD_TYPE)" = Release ] && [ -z "$
   done
   # Switching to "use" changes every compile command, so everything is rebuilt; a new profile under
   # an unchanged command line is not a dependency make knows of: rebuild from clean.
-  [ "$(cache_value NAPISIM_PGO)" = use ] && clean=--clean-first
+  if [ "$(cache_value NAPISIM_PGO)" = use ]; then build_args+=(--clean-first); fi
   cmake -S "$root" -B "$build" -DNAPISIM_PGO=use -DNAPISIM_PGO_DIR="$profile" >> "$build.configure.log" 2>&1 ||
     { cat "$build.configure.log"; exit 1; }
 elif [ "$pgo" = 0 ] && [ -n "$(cache_value NAPISIM_PGO)" ]; then
   cmake -S "$root" -B "$build" -DNAPISIM_PGO= >> "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi
-compile "$build" ${clean:-}
+compile "$build" "${build_args[@]}"
