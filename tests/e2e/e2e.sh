@@ -290,6 +290,17 @@ JSON
     # directory, not into the build's profile). Other builds skip (77).
     gen=$(dirname "$napisim")/pgo/gen/napisim
     [ -x "$gen" ] || { echo "skip [$case_name]: not a profile-guided build"; exit 77; }
+    # The twin is built when the profile is taken; after later edits it is other code (its git
+    # sha, which names uncommitted changes too, differs): nothing to compare until a retrain.
+    sha() { "$1" run --set duration_s=0.001 --set warmup_s=0 --format json 2>/dev/null |
+              $py -c 'import json, sys; print(json.load(sys.stdin)["context"]["git_sha"])'; }
+    sha_pgo=$(GCOV_PREFIX=$work/gcov sha "$napisim") || fail "no git sha from $napisim"
+    sha_gen=$(GCOV_PREFIX=$work/gcov sha "$gen") || fail "no git sha from $gen"
+    if [ "$sha_pgo" != "$sha_gen" ]; then
+      echo "skip [$case_name]: the instrumented twin is from $sha_gen, this build from $sha_pgo" \
+           "(NAPISIM_PGO=retrain tools/build.sh)"
+      exit 77
+    fi
     for f in quickstart wei2020/tcp_rr_1B.json wei2020/tcp_rr_1B_kthread.json kicinski2020/workq.json \
              karsten2024/suspend20.json gulati2024/epoll_busyloop_15.json tkhai2018/rr400_10g_rfs.json; do
       [ "$f" = quickstart ] || f=$src/scenarios/$f
