@@ -370,8 +370,8 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- driver and NIC (nic.cpp) -------------------------------------------------------------
   Proc<int> driver_poll(Ctx ctx, Napi& n, int budget);  // mlx5e_napi_poll-like
-  template <std::size_t N>
-  void receive_batch(Ctx ctx, const SkbBatch<N>& batch, int nb);  // netif_receive_skb_list()
+  /// netif_receive_skb_list(): the poll's gro_normal batch (driver, backlog), in order.
+  void netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n);
   /// A train that reaches NIC `nic` from the wire at `at` (>= now; per NIC in non-decreasing
   /// order, as its ingress port delivers them). Called by the workload when it sends the train.
   void nic_deliver(int nic, const RxEntry& e, Nanos at);

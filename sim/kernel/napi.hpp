@@ -83,7 +83,6 @@ class SkbBatch {
 public:
   SkbBatch() {}  // leaves the slots unconstructed
   void put(std::size_t i, const Skb& skb) { ::new (static_cast<void*>(&skb_[i])) Skb(skb); }
-  const Skb& operator[](std::size_t i) const { return skb_[i]; }
   const Skb* data() const { return skb_; }
 
 private:

@@ -222,16 +222,15 @@ void Kernel::nic_arm_irq(Channel& ch) {
 // netif_receive_skb_list(): each skb in turn. The next skb's socket is prefetched while this one is
 // delivered (the simulator's own memory, as the driver prefetches the next descriptor): sockets
 // are far apart and each delivery runs long enough to hide the load.
-template <std::size_t N>
-void Kernel::receive_batch(Ctx ctx, const SkbBatch<N>& batch, int nb) {
-  for (int i = 0; i < nb; ++i) {
-    if (i + 1 < nb) {
-      const char* next = reinterpret_cast<const char*>(&socket(batch[static_cast<std::size_t>(i + 1)].sock));
+void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (i + 1 < n) {
+      const char* next = reinterpret_cast<const char*>(&socket(skbs[i + 1].sock));
       __builtin_prefetch(next);
       __builtin_prefetch(next + 64);
       __builtin_prefetch(next + 128);
     }
-    netif_receive_skb(ctx, batch[static_cast<std::size_t>(i)]);
+    netif_receive_skb(ctx, skbs[i]);
   }
 }
 
@@ -267,7 +266,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
       co_await exec(ctx, cost);
       rx_sync(ch);
       cost = 0;
-      receive_batch(ctx, batch, nb);
+      netif_receive_skb_list(ctx, batch.data(), nb);
       nb = 0;
     }
   }
@@ -276,7 +275,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   // mlx5e_napi_poll(): the reaped descriptors go back to the hardware only when the poll refills
   // the ring (rq->post_wqes() after mlx5e_poll_rx_cq()), so they hold ring space until then.
   ch.ring_pkts -= work;
-  receive_batch(ctx, batch, nb);
+  netif_receive_skb_list(ctx, batch.data(), nb);
   n.packets += static_cast<std::uint64_t>(work);
   Cpu& c = cpu(ctx_cpu(ctx));
   c.sd.processed += static_cast<std::uint64_t>(work);

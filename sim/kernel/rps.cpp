@@ -151,7 +151,7 @@ Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n) {
   for (int i = 0; i < n; ++i) cost += skb_cost(skbs[i]);
   co_await exec(ctx, cost);
   const std::uint64_t acks = delayed_acks_;
-  for (int i = 0; i < n; ++i) netif_receive_skb(ctx, skbs[i]);
+  netif_receive_skb_list(ctx, skbs, n);
   // ACKs sent by the rcv_mss rule (__tcp_ack_snd_check) depend on the delivery itself: their
   // tcp_send_ack() cost follows the batch.
   co_await exec(ctx, static_cast<Nanos>(delayed_acks_ - acks) * costs_.tx_ack_ns);

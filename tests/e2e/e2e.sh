@@ -294,7 +294,7 @@ JSON
     # sha, which names uncommitted changes too, differs): nothing to compare until a retrain.
     sha() { "$1" run --set duration_s=0.001 --set warmup_s=0 --format json 2>/dev/null |
               $py -c 'import json, sys; print(json.load(sys.stdin)["context"]["git_sha"])'; }
-    sha_pgo=$(GCOV_PREFIX=$work/gcov sha "$napisim") || fail "no git sha from $napisim"
+    sha_pgo=$(sha "$napisim") || fail "no git sha from $napisim"
     sha_gen=$(GCOV_PREFIX=$work/gcov sha "$gen") || fail "no git sha from $gen"
     if [ "$sha_pgo" != "$sha_gen" ]; then
       echo "skip [$case_name]: the instrumented twin is from $sha_gen, this build from $sha_pgo" \
