@@ -12,7 +12,8 @@
 #                                    fingerprint): for a change that removes events whose work can be
 #                                    done later without anyone seeing a difference
 #
-# NAPISIM_BUILD_DIR picks the build (default build/), which is built first if needed.
+# NAPISIM_BUILD_DIR picks the build (default build/), which is built first if needed;
+# NAPISIM_BIN=PATH runs that napisim binary instead, unbuilt (a copy kept from before the change).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NAPISIM_BUILD_DIR:-$root/build}
@@ -22,7 +23,12 @@ if [[ "$mode" != record && "$mode" != compare && "$mode" != compare-results ]] |
   echo "usage: tools/snapshot.sh record|compare|compare-results DIR" >&2
   exit 2
 fi
-"$root/tools/build.sh" >/dev/null
+if [ -n "${NAPISIM_BIN:-}" ]; then
+  bin=$(realpath "$NAPISIM_BIN")
+else
+  "$root/tools/build.sh" >/dev/null
+  bin=$build/napisim
+fi
 cd "$root"
 
 out=$(mktemp -d)
@@ -40,7 +46,7 @@ EOF
 run() {
   local name=$1 scenario=$2
   shift 2
-  if ! "$build/napisim" run "$scenario" --set warmup_s=0.005 --set duration_s=0.02 "$@" --format json \
+  if ! "$bin" run "$scenario" --set warmup_s=0.005 --set duration_s=0.02 "$@" --format json \
       >"$out/$name.raw" 2>"$out/$name.err"; then
     echo "snapshot: $scenario $* failed:" >&2
     cat "$out/$name.err" >&2
@@ -69,7 +75,7 @@ launch stream_nic "$out/stream_nic.scenario"
 failed=0
 for p in "${pids[@]}"; do wait "$p" || failed=1; done
 [ "$failed" -eq 0 ] || exit 2
-n=$(ls "$out"/*.json | wc -l)
+n=$(find "$out" -name "*.json" | wc -l)
 
 if [ "$mode" = record ]; then
   mkdir -p "$dir"

@@ -211,12 +211,12 @@ class Kernel : public EventSink, public WakeView {
   const KernelParams& params() const { return kp_; }
   bool ksoftirqd_era() const { return ksoftirqd_era_; }  // "let ksoftirqd do its job" (4.9-6.4)
   const CostParams& costs() const { return costs_; }
-  int nr_cpus() const { return static_cast<int>(cpus_.size()); }
-  Cpu& cpu(int i) { return *cpus_[static_cast<std::size_t>(i)]; }
-  const Cpu& cpu(int i) const { return *cpus_[static_cast<std::size_t>(i)]; }
+  int nr_cpus() const { return nr_cpus_; }
+  Cpu& cpu(int i) { return cpus_[static_cast<std::size_t>(i)]; }
+  const Cpu& cpu(int i) const { return cpus_[static_cast<std::size_t>(i)]; }
   std::vector<std::unique_ptr<Task>>& tasks() { return tasks_; }
   std::vector<std::unique_ptr<Nic>>& nics() { return nics_; }
-  Socket& socket(int id) { return *sockets_[static_cast<std::size_t>(id)]; }
+  Socket& socket(int id) { return sockets_[id]; }
   std::vector<Napi*>& napis() { return napis_; }
   Nanos tick_period() const { return tick_ns_; }
   std::int64_t jiffies() const { return now() / tick_ns_; }
@@ -571,10 +571,11 @@ class Kernel : public EventSink, public WakeView {
   WakeParams wake_params_;
   Nanos tick_ns_;
   int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
-  std::vector<std::unique_ptr<Cpu>> cpus_;
+  std::unique_ptr<Cpu[]> cpus_;  // one array: placement's idle scans walk consecutive CPUs
+  int nr_cpus_ = 0;
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Nic>> nics_;
-  std::vector<std::unique_ptr<Socket>> sockets_;
+  SocketTable sockets_;
   std::vector<std::unique_ptr<Epoll>> epolls_;
   std::vector<Napi*> napis_;
   std::vector<Skb> skb_batch_;

@@ -29,12 +29,10 @@ namespace napisim {
 
 std::pair<int, int> Kernel::lo_connect(std::uint32_t hash_client, std::uint32_t hash_server) {
   auto make = [&](std::uint32_t hash) {
-    auto s = std::make_unique<Socket>();
-    s->id = static_cast<int>(sockets_.size());
-    s->nic = -1;
-    s->hash = hash;  // skb->hash of the packets this socket receives (the peer's sk_txhash)
-    sockets_.push_back(std::move(s));
-    return sockets_.back()->id;
+    Socket& s = sockets_.add();
+    s.nic = -1;
+    s.hash = hash;  // skb->hash of the packets this socket receives (the peer's sk_txhash)
+    return s.id;
   };
   const int c = make(hash_client);
   const int s = make(hash_server);

@@ -44,8 +44,10 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   const int n = topo_.nr_cpus();
   irq_done_args_.resize(static_cast<std::size_t>(n));
   softirq_done_args_.resize(static_cast<std::size_t>(n));
+  cpus_ = std::make_unique<Cpu[]>(static_cast<std::size_t>(n));
+  nr_cpus_ = n;
   for (int i = 0; i < n; ++i) {
-    auto c = std::make_unique<Cpu>();
+    Cpu* c = &cpus_[static_cast<std::size_t>(i)];
     c->id = i;
     c->cfs = std::make_unique<FairRq>(fair_params_);
     c->rt = std::make_unique<RtRq>(tick_ns_);
@@ -53,9 +55,8 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     c->sd.backlog.id = -1;
     c->sd.backlog.backlog_cpu = i;
     c->sd.backlog.weight = static_cast<int>(kp_.net.dev_weight);  // dev_rx_weight = dev_weight * bias (1)
-    irq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
-    softirq_done_args_[static_cast<std::size_t>(i)] = {this, c.get()};
-    cpus_.push_back(std::move(c));
+    irq_done_args_[static_cast<std::size_t>(i)] = {this, c};
+    softirq_done_args_[static_cast<std::size_t>(i)] = {this, c};
   }
   init_flow_limit();
   tasks_.reserve(4096);

@@ -16,14 +16,12 @@
 namespace napisim {
 
 Socket& Kernel::add_socket(int nic, std::uint32_t hash) {
-  auto s = std::make_unique<Socket>();
-  s->id = static_cast<int>(sockets_.size());
-  s->nic = nic;
-  s->hash = hash;
-  s->rx_queue = nics_[static_cast<std::size_t>(nic)]->rss->queue_of(hash);
-  s->ll_usec = kp_.net.busy_read;  // sock_init_data(): sk_ll_usec = sysctl_net_busy_read
-  sockets_.push_back(std::move(s));
-  return *sockets_.back();
+  Socket& s = sockets_.add();
+  s.nic = nic;
+  s.hash = hash;
+  s.rx_queue = nics_[static_cast<std::size_t>(nic)]->rss->queue_of(hash);
+  s.ll_usec = kp_.net.busy_read;  // sock_init_data(): sk_ll_usec = sysctl_net_busy_read
+  return s;
 }
 
 Epoll& Kernel::add_epoll() {
@@ -49,7 +47,7 @@ Nanos Kernel::skb_cost(const Skb& skb) const {
   if (skb.ack_only) return costs_.rx_ack_ns;
   Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
   if (skb.segs >= 2) c += costs_.tx_ack_ns;
-  const Socket& s = *sockets_[static_cast<std::size_t>(skb.sock)];
+  const Socket& s = sockets_[skb.sock];
   if ((s.ep && s.ep->wq.waiter) || s.wq.waiter) c += costs_.wakeup_ns;
   return c;
 }
@@ -198,8 +196,8 @@ Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
 Kernel::Snapshot Kernel::snapshot() {
   Snapshot s;
   s.t = host_.now();
-  for (auto& cp : cpus_) {
-    Cpu& c = *cp;
+  for (int i = 0; i < nr_cpus_; ++i) {
+    Cpu& c = cpu(i);
     update_exec(c);
     psi_update(c);
     s.cpu_time.push_back(c.time);

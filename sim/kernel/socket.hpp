@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "sim/core/fifo.hpp"
 #include "sim/kernel/task.hpp"
@@ -16,7 +18,7 @@ namespace napisim {
 struct Epoll;
 
 // Field order is for the cache: what every packet and every recv()/send() touches fills the first
-// two lines (sockets are separate allocations, so alignas keeps those lines whole).
+// two lines (alignas keeps those lines whole in SocketTable's chunks).
 struct alignas(64) Socket {
   // ---- line 0 ------------------------------------------------------------------------------
   int id = 0;
@@ -51,6 +53,33 @@ struct alignas(64) Socket {
     Nanos at = 0;
   };
   Fifo<RxStamp> rx_stamps{4};
+};
+
+/// Every socket of a host by id, in chunks of 64 that never move (callers keep references). Ids are
+/// dense and random per packet, so socket(id) is a load from a 16-pointer table that stays in L1
+/// and one from the chunk, instead of a vector of 1000 separate allocations' pointers.
+class SocketTable {
+ public:
+  Socket& add() {
+    const int id = size_;
+    if ((id & kChunkMask) == 0) chunks_.push_back(std::make_unique<Socket[]>(kChunk));
+    ++size_;
+    Socket& s = (*this)[id];
+    s.id = id;
+    return s;
+  }
+  Socket& operator[](int id) { return chunks_[static_cast<std::size_t>(id) >> kChunkShift][id & kChunkMask]; }
+  const Socket& operator[](int id) const {
+    return chunks_[static_cast<std::size_t>(id) >> kChunkShift][id & kChunkMask];
+  }
+  int size() const { return size_; }
+
+ private:
+  static constexpr int kChunkShift = 6;
+  static constexpr int kChunk = 1 << kChunkShift;
+  static constexpr int kChunkMask = kChunk - 1;
+  std::vector<std::unique_ptr<Socket[]>> chunks_;
+  int size_ = 0;
 };
 
 struct Epoll {
