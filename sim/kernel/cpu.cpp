@@ -77,7 +77,7 @@ Nanos Kernel::vary_cost(Cpu& c, Nanos cost) {
 void Kernel::exit_to_user_mode(Cpu& c, const Task& t) {
   // exit_to_user_mode_loop() (kernel/entry/common.c): _TIF_NEED_RESCHED -> schedule(), in every
   // preemption model.
-  if (c.need_resched && c.curr == &t && !c.hardirq.active && !c.softirq.active) schedule(c);
+  if (c.need_resched && c.curr == &t && !c.hardirq_active && !c.softirq_active) schedule(c);
 }
 
 void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost) {
@@ -146,7 +146,7 @@ void Kernel::dispatch(Cpu& c) {
   // A spinning busy poller checks need_resched itself (preemption is disabled while it spins).
   if (c.need_resched && c.curr && c.curr->spinning) spin_wake(*c.curr);
   // Preemption point: returning from interrupt levels to the task level (or idle).
-  if (!c.hardirq.active && !c.softirq.active && c.need_resched && c.switch_remaining == 0 && can_preempt_now(c)) {
+  if (!c.hardirq_active && !c.softirq_active && c.need_resched && c.switch_remaining == 0 && can_preempt_now(c)) {
     schedule(c);
   }
   arm_segment(c);
@@ -243,11 +243,11 @@ void Kernel::start_hardirq(Cpu& c, std::uint64_t code) {
   // mid-segment evicts its working set: the task pays the refill when it resumes, as a task that
   // migrated across LLCs does (migrate_penalty). Kthreads share the handler's data, so they do not.
   const auto type = static_cast<IrqType>((code >> 40) & 0xff);
-  if ((type == kIrqNic || type == kIrqNapiTimer || type == kIrqIpiRps) && !c.softirq.active && c.curr &&
+  if ((type == kIrqNic || type == kIrqNapiTimer || type == kIrqIpiRps) && !c.softirq_active && c.curr &&
       c.curr->kind == TaskKind::kUser && c.switch_remaining == 0 && c.curr->slot.remaining > 0 &&
       !c.curr->slot.waiting)
     c.curr->slot.remaining += costs_.irq_indirect_ns;
-  c.hardirq.active = true;
+  c.hardirq_active = true;
   c.hardirq_proc = hardirq_body(c, code);
   c.hardirq.h = c.hardirq_proc.handle();
   c.hardirq.remaining = 0;
@@ -276,7 +276,7 @@ Proc<void> Kernel::hardirq_body(Cpu& c, std::uint64_t code) {
 void Kernel::hardirq_done(Cpu& c) {
   // Called from the hardirq coroutine's final suspension: destroying it here is safe.
   update_exec(c);
-  c.hardirq.active = false;
+  c.hardirq_active = false;
   c.hardirq.h = nullptr;
   c.hardirq_proc.reset();
   if (!c.pending_irqs.empty()) {
@@ -334,7 +334,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
       Cpu& c = cpu(static_cast<int>(arg >> 48));
       const std::uint64_t code = arg & ((1ULL << 48) - 1);
       if (in_idle_loop(c)) idle_exit(c);  // the handler runs once the CPU has left its idle state
-      if (c.hardirq.active) {
+      if (c.hardirq_active) {
         c.pending_irqs.push_back(code);
         break;
       }

@@ -131,6 +131,10 @@ struct alignas(64) Cpu {
   // ---- line 1: accounting ----------------------------------------------------------------
   bool part_stop = false;        // seg_timer stops at a chain's part boundary, not its end
   CpuClass acct_cls = CpuClass::kIdle;
+  // The interrupt levels are in use (their slots' `active`, kept here: every event asks what
+  // runs, and a task's segment should not have to read the two slots' lines to learn it).
+  bool hardirq_active = false;
+  bool softirq_active = false;
   std::array<Nanos, kNumCpuClasses> time{};
   // ---- line 2: every segment's timer and cost draw ------------------------------------------
   Timer seg_timer;
@@ -293,7 +297,7 @@ class Kernel : public EventSink, public WakeView {
   void send_call_function_single_ipi(int cpu, std::uint64_t code);
   /// The CPU runs its idle loop: no task, no interrupt or softirq level active.
   static bool in_idle_loop(const Cpu& c) {
-    return !c.curr && !c.hardirq.active && !c.softirq.active && c.switch_remaining == 0;
+    return !c.curr && !c.hardirq_active && !c.softirq_active && c.switch_remaining == 0;
   }
   /// Wakes `c` without an IPI when it idles polling: `code` runs from its idle loop.
   bool wake_polling_idle(Cpu& c, std::uint64_t code);
@@ -521,11 +525,11 @@ class Kernel : public EventSink, public WakeView {
   }
   /// The highest active level of `c` (2 hardirq, 1 softirq, 0 task, -1 idle) and its slot.
   static Slot* top_slot(Cpu& c, int* level) {
-    if (c.hardirq.active) {
+    if (c.hardirq_active) {
       *level = 2;
       return &c.hardirq;
     }
-    if (c.softirq.active) {
+    if (c.softirq_active) {
       *level = 1;
       return &c.softirq;
     }

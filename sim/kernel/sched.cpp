@@ -192,7 +192,7 @@ int Kernel::select_task_rq(Task& t, int this_cpu) {
   t.wakee.prev_cpu = t.cpu;
   Cpu& w = cpu(this_cpu);
   WakeeInfo* waker = w.curr ? &w.curr->wakee : nullptr;
-  const bool waker_kthread = w.curr && w.curr->per_cpu_kthread && !w.serving_softirq && !w.hardirq.active;
+  const bool waker_kthread = w.curr && w.curr->per_cpu_kthread && !w.serving_softirq && !w.hardirq_active;
   return select_task_rq_fair(topo_, *this, wake_params_, t.wakee, this_cpu, waker, /*sync=*/false, waker_kthread,
                              host_.now());
 }

@@ -29,7 +29,7 @@ bool ksoftirqd_defers(bool era_4_9_to_6_4, const Cpu& c) {
 }  // namespace
 
 bool Kernel::in_interrupt(const Cpu& c) const {
-  return c.hardirq.active || c.serving_softirq || c.softirq.active || (c.curr && c.curr->bh_disable > 0);
+  return c.hardirq_active || c.serving_softirq || c.softirq_active || (c.curr && c.curr->bh_disable > 0);
 }
 
 void Kernel::raise_softirq_irqoff(Cpu& c, int nr) { c.softirq_pending |= 1u << nr; }
@@ -59,7 +59,7 @@ void Kernel::irq_exit(Cpu& c) {
 void Kernel::start_softirq(Cpu& c) {
   update_exec(c);
   ++c.softirq_runs;
-  c.softirq.active = true;
+  c.softirq_active = true;
   c.softirq_proc = softirq_body(c);
   c.softirq.h = c.softirq_proc.handle();
   c.softirq.remaining = 0;
@@ -79,7 +79,7 @@ Proc<void> Kernel::softirq_body(Cpu& c) {
 
 void Kernel::softirq_done(Cpu& c) {
   update_exec(c);
-  c.softirq.active = false;
+  c.softirq_active = false;
   c.softirq.h = nullptr;
   c.softirq_proc.reset();
   // A task waiting in local_bh_enable() continues.
@@ -119,7 +119,7 @@ bool Kernel::BhEnableAwait::await_ready() noexcept {
   --t.bh_disable;
   // __local_bh_enable_ip() -> do_softirq(), which in 4.9-6.4 also skips the inline run while
   // ksoftirqd is runnable ("if (pending && !ksoftirqd_running()) do_softirq_own_stack()").
-  return t.bh_disable > 0 || c.softirq_pending == 0 || c.hardirq.active || c.softirq.active ||
+  return t.bh_disable > 0 || c.softirq_pending == 0 || c.hardirq_active || c.softirq_active ||
          ksoftirqd_defers(k.ksoftirqd_era(), c);
 }
 

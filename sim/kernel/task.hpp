@@ -50,7 +50,7 @@ struct Slot {
   Nanos tail = 0;             // work of the parts after the current one (0: the last or only part)
   CpuClass cls = CpuClass::kSystem;
   std::uint8_t part = 0;      // next[part] is the part after the current one (if tail > 0)
-  bool active = false;        // the level is in use (for tasks: the body has not ended)
+  bool active = false;        // a task's body has not ended (interrupt levels: Cpu::hardirq_active, softirq_active)
   bool waiting = false;       // suspended on something other than CPU work (softirq below it, IPI)
   bool part_from_user = false;  // the current part starts at a return to user mode
   std::array<ExecPart, kMaxNext> next{};  // (class, work, from_user) of the parts after the current one

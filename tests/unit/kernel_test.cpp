@@ -325,8 +325,8 @@ TEST(KernelTest, HardirqPreemptsTaskAndSoftirqRunsAtIrqExit) {
   at(us(3), [&] { r.k.nic_rx(0, pkt(s.id)); });
   at(us(4) + 700, [&] {
     // Inside the softirq: the softirq level is active and the task's segment is frozen at 7 us.
-    EXPECT_TRUE(r.cpu(0).softirq.active);
-    EXPECT_FALSE(r.cpu(0).hardirq.active);
+    EXPECT_TRUE(r.cpu(0).softirq_active);
+    EXPECT_FALSE(r.cpu(0).hardirq_active);
     r.k.update_exec(r.cpu(0));
     task_slot_remaining_at_softirq = t.slot.remaining;
   });
