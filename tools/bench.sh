@@ -3,16 +3,16 @@
 #   * the event-queue baseline: a bare binary-heap loop and the host model's queue driven through
 #     SimGrid's engine (build/napisim_engine_bench; events/s on a synthetic load);
 #   * the figure of merit: wall seconds per simulated second for scenarios/wei2020/tcp_rr_1B.json
-#     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 3), with simulated
+#     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 5), with simulated
 #     transactions/s, events per transaction and host ns per transaction;
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
 #     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel);
 #     BENCH_TOP=N adds the N functions with the most steady-state Ir per transaction (self cost).
-# Usage: tools/bench.sh [simulated seconds, default 0.1]   (NAPISIM_BUILD_DIR selects the build)
+# Usage: tools/bench.sh [simulated seconds, default 0.2]   (NAPISIM_BUILD_DIR selects the build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NAPISIM_BUILD_DIR:-$root/build}
-sim_s=${1:-0.1}
+sim_s=${1:-0.2}
 warm_s=0.01
 scenario=$root/scenarios/wei2020/tcp_rr_1B.json
 py=/usr/bin/python3
@@ -20,11 +20,11 @@ py=/usr/bin/python3
 
 "$build/napisim_engine_bench" "${BENCH_EVENTS:-10000000}" | grep -E 'bare_heap|simgrid_path|ratio'
 
-# Timed runs (BENCH_REPEAT, default 3; the fastest counts: this machine's noise only slows runs
+# Timed runs (BENCH_REPEAT, default 5; the fastest counts: this machine's noise only slows runs
 # down): the CLI's NAPISIM_TIMING line on stderr, the result JSON on stdout.
 out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) cg1=$(mktemp) cg2=$(mktemp)
 trap 'rm -f "$out" "$err" "$all" "$out2" "$cg1" "$cg2"' EXIT
-for _ in $(seq "${BENCH_REPEAT:-3}"); do
+for _ in $(seq "${BENCH_REPEAT:-5}"); do
   NAPISIM_TIMING=1 "$build/napisim" run "$scenario" --set duration_s="$sim_s" --set warmup_s="$warm_s" \
     --format json >"$out" 2>>"$all"
 done
@@ -41,8 +41,8 @@ total_s, wall = float(m.group(1)), float(m.group(2))
 tps = res["summary"]["throughput"]
 events = res["events"]
 txns = tps * total_s  # the warm-up runs at the measured rate too
-print(f"tcp_rr_1B: {sim_s} simulated s (+{warm_s} warm-up) in {wall:.2f} wall s")
-print(f"tcp_rr_1B_wall_s_per_sim_s={wall / total_s:.2f} (goal <= 1.0)")
+print(f"tcp_rr_1B: {sim_s} simulated s (+{warm_s} warm-up) in {wall:.3f} wall s")
+print(f"tcp_rr_1B_wall_s_per_sim_s={wall / total_s:.3f} (goal <= 1.0)")
 print(f"tcp_rr_1B_transactions_per_sim_s={tps:.3e}")
 print(f"tcp_rr_1B_events_per_transaction={events / txns:.2f}")
 print(f"tcp_rr_1B_host_ns_per_transaction={wall / txns * 1e9:.0f}")
