@@ -215,7 +215,7 @@ class Kernel : public EventSink, public WakeView {
   const KernelParams& params() const { return kp_; }
   bool ksoftirqd_era() const { return ksoftirqd_era_; }  // "let ksoftirqd do its job" (4.9-6.4)
   const CostParams& costs() const { return costs_; }
-  int nr_cpus() const { return nr_cpus_; }
+  int nr_cpus() const { return topo_.nr_cpus(); }
   Cpu& cpu(int i) { return cpus_[static_cast<std::size_t>(i)]; }
   const Cpu& cpu(int i) const { return cpus_[static_cast<std::size_t>(i)]; }
   std::vector<std::unique_ptr<Task>>& tasks() { return tasks_; }
@@ -575,8 +575,7 @@ class Kernel : public EventSink, public WakeView {
   WakeParams wake_params_;
   Nanos tick_ns_;
   int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
-  std::unique_ptr<Cpu[]> cpus_;  // one array: placement's idle scans walk consecutive CPUs
-  int nr_cpus_ = 0;
+  std::unique_ptr<Cpu[]> cpus_;  // topo_.nr_cpus() of them, in one array: placement's idle scans walk consecutive CPUs
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Nic>> nics_;
   SocketTable sockets_;

@@ -219,9 +219,10 @@ void Kernel::nic_arm_irq(Channel& ch) {
   }
 }
 
-// netif_receive_skb_list(): each skb in turn. The next skb's socket is prefetched while this one is
-// delivered (the simulator's own memory, as the driver prefetches the next descriptor): sockets
-// are far apart and each delivery runs long enough to hide the load.
+// netif_receive_skb_list() (net/core/dev.c v6.6): each skb in turn. The next skb's socket (its
+// first three lines, what a delivery touches) is prefetched while this one is delivered: the
+// simulator's own memory, as the driver prefetches the next descriptor; sockets are far apart and
+// each delivery runs long enough to hide the load.
 void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n) {
   for (int i = 0; i < n; ++i) {
     if (i + 1 < n) {

@@ -45,7 +45,6 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   irq_done_args_.resize(static_cast<std::size_t>(n));
   softirq_done_args_.resize(static_cast<std::size_t>(n));
   cpus_ = std::make_unique<Cpu[]>(static_cast<std::size_t>(n));
-  nr_cpus_ = n;
   for (int i = 0; i < n; ++i) {
     Cpu* c = &cpus_[static_cast<std::size_t>(i)];
     c->id = i;

@@ -196,7 +196,7 @@ Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
 Kernel::Snapshot Kernel::snapshot() {
   Snapshot s;
   s.t = host_.now();
-  for (int i = 0; i < nr_cpus_; ++i) {
+  for (int i = 0; i < nr_cpus(); ++i) {
     Cpu& c = cpu(i);
     update_exec(c);
     psi_update(c);

@@ -72,7 +72,6 @@ class SocketTable {
   const Socket& operator[](int id) const {
     return chunks_[static_cast<std::size_t>(id) >> kChunkShift][id & kChunkMask];
   }
-  int size() const { return size_; }
 
  private:
   static constexpr int kChunkShift = 6;
