@@ -59,11 +59,12 @@ class NapiTapi : public RxModel, public NapiScheduleHook {
  public:
   NapiTapi(const NapiTapiParams& p, std::string path) : p_(p), path_(std::move(path)) {}
 
+  void check(const Kernel& k) const override { (void)cpus_allowed(k); }
+
   void attach(Kernel& k, const std::vector<int>& nics) override {
     k_ = &k;
     if (pollers_.empty()) {
-      const CpuMask mask = CpuMask::parse(p_.cpumask, k.nr_cpus(), path_ + "/cpumask");
-      if (mask.none()) throw ConfigError(path_ + "/cpumask", "expected at least one CPU");
+      const CpuMask mask = cpus_allowed(k);
       for (std::int64_t i = 0; i < p_.threads; ++i) {
         auto po = std::make_unique<Poller>();
         Task& t = k.create_task("tapi/" + std::to_string(i), TaskKind::kKthread, mask, SchedPolicy::kNormal,
@@ -120,6 +121,11 @@ class NapiTapi : public RxModel, public NapiScheduleHook {
   }
 
  private:
+  CpuMask cpus_allowed(const Kernel& k) const {
+    const CpuMask mask = CpuMask::parse(p_.cpumask, k.nr_cpus(), path_ + "/cpumask");
+    if (mask.none()) throw ConfigError(path_ + "/cpumask", "expected at least one CPU");
+    return mask;
+  }
   struct Poller {
     Task* task = nullptr;
     int index = 0;

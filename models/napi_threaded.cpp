@@ -50,10 +50,11 @@ class NapiThreaded : public RxModel {
  public:
   NapiThreaded(const NapiThreadedParams& p, std::string path) : p_(p), path_(std::move(path)) {}
 
+  void check(const Kernel& k) const override { (void)cpus_allowed(k); }
+
   void attach(Kernel& k, const std::vector<int>& nics) override {
     const int ncpu = k.nr_cpus();
-    const CpuMask mask = CpuMask::parse(p_.cpumask, ncpu, path_ + "/cpumask");
-    if (mask.none()) throw ConfigError(path_ + "/cpumask", "expected at least one CPU");
+    const CpuMask mask = cpus_allowed(k);
     const SchedPolicy policy = p_.policy == "fifo" ? SchedPolicy::kFifo : SchedPolicy::kNormal;
     const int nice = policy == SchedPolicy::kFifo ? 0 : static_cast<int>(p_.nice);
     const int prio = policy == SchedPolicy::kFifo ? static_cast<int>(p_.rt_priority) : 0;
@@ -107,6 +108,11 @@ class NapiThreaded : public RxModel {
   }
 
  private:
+  CpuMask cpus_allowed(const Kernel& k) const {
+    const CpuMask mask = CpuMask::parse(p_.cpumask, k.nr_cpus(), path_ + "/cpumask");
+    if (mask.none()) throw ConfigError(path_ + "/cpumask", "expected at least one CPU");
+    return mask;
+  }
   NapiThreadedParams p_;
   std::string path_;
   std::vector<Task*> threads_;

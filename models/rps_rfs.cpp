@@ -38,10 +38,11 @@ struct RpsRfsParams {
 
 class RpsRfs : public RxModel {
  public:
-  explicit RpsRfs(const RpsRfsParams& p) : p_(p) {}
+  RpsRfs(const RpsRfsParams& p, std::string path) : p_(p), path_(std::move(path)) {}
+  void check(const Kernel& k) const override { (void)CpuMask::parse(p_.rps_cpus, k.nr_cpus(), path_ + "/rps_cpus"); }
   void attach(Kernel& k, const std::vector<int>& nics) override {
+    const CpuMask mask = CpuMask::parse(p_.rps_cpus, k.nr_cpus(), path_ + "/rps_cpus");
     RpsState& st = k.enable_rps();
-    const CpuMask mask = CpuMask::parse(p_.rps_cpus, k.nr_cpus(), "/models/params/rps_cpus");
     std::vector<int> cpus;
     for (int c = mask.first(); c >= 0; c = mask.next(c)) cpus.push_back(c);
     st.rfs = p_.rps_sock_flow_entries > 0;
@@ -71,6 +72,7 @@ class RpsRfs : public RxModel {
 
  private:
   RpsRfsParams p_;
+  std::string path_;  // JSON pointer of the params, for errors
 };
 
 }  // namespace

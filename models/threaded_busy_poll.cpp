@@ -28,12 +28,15 @@ struct ThreadedBusyPollParams {
 
 class ThreadedBusyPoll : public RxModel {
  public:
-  explicit ThreadedBusyPoll(const ThreadedBusyPollParams& p) : p_(p) {}
+  ThreadedBusyPoll(const ThreadedBusyPollParams& p, std::string path) : p_(p), path_(std::move(path)) {}
+  void check(const Kernel& k) const override {
+    if (!p_.cpus.empty()) (void)CpuMask::parse(p_.cpus, k.nr_cpus(), path_ + "/cpus");
+  }
 
   void attach(Kernel& k, const std::vector<int>& nics) override {
     std::vector<int> cpus;
     if (!p_.cpus.empty()) {
-      const CpuMask m = CpuMask::parse(p_.cpus, k.nr_cpus(), "/models/params/cpus");
+      const CpuMask m = CpuMask::parse(p_.cpus, k.nr_cpus(), path_ + "/cpus");
       for (int c = m.first(); c >= 0; c = m.next(c)) cpus.push_back(c);
     }
     std::size_t i = 0;
@@ -73,6 +76,7 @@ class ThreadedBusyPoll : public RxModel {
   }
 
   ThreadedBusyPollParams p_;
+  std::string path_;  // JSON pointer of the params, for errors
 };
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
@@ -48,6 +51,36 @@ std::string format_result(const Json& r, const std::string& format) {
   throw napisim::ConfigError("--format", "unknown format \"" + format + "\"");
 }
 
+// Output paths are checked before the work that fills them (a run, a fit), so that a bad path is
+// bad input (exit 2) and never costs the run or leaves some of the files written.
+void check_output_dir(const std::string& dir, const std::vector<std::string>& names, const std::string& option) {
+  if (!std::filesystem::is_directory(dir)) throw napisim::ConfigError(option, "not a directory: '" + dir + "'");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw napisim::ConfigError(option, "cannot write to directory '" + dir + "'");
+  for (const std::string& n : names)
+    if (std::filesystem::is_directory(dir + "/" + n))
+      throw napisim::ConfigError(option, "'" + dir + "/" + n + "' is a directory, expected a file name");
+}
+
+void check_output_file(const std::string& path, const std::string& option) {
+  if (path.empty() || path.back() == '/')
+    throw napisim::ConfigError(option, "expected a file path, got '" + path + "'");
+  const std::filesystem::path p(path);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  check_output_dir(dir, {p.filename().string()}, option);
+}
+
+// A file the user named that cannot be written (no such directory, a read-only or special
+// filesystem, a full disk) is bad input, not an internal error. write_file_atomic() leaves no
+// partial file behind.
+void write_output(const std::string& path, std::string_view content, const std::string& option) {
+  try {
+    napisim::output::write_file_atomic(path, content);
+  } catch (const std::runtime_error& e) {
+    throw napisim::ConfigError(option, e.what());
+  }
+}
+
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
             const std::string& out_dir, const std::string& format) {
   check_format(format);  // before the run, not after it
@@ -58,15 +91,14 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
   Json doc = napisim::load_scenario_doc(file);
   if (!file.empty() && std::filesystem::exists(file))
     opt.base_dir = std::filesystem::absolute(file).parent_path().string();
-  if (!out_dir.empty() && !std::filesystem::is_directory(out_dir))
-    throw napisim::ConfigError("--out", "not a directory: '" + out_dir + "'");
+  if (!out_dir.empty()) check_output_dir(out_dir, {"result.json", "result.csv", "result.txt"}, "--out");
   const Json result = napisim::run_scenario(doc, opt);
   const std::string text = format_result(result, format);
   if (!out_dir.empty()) {
     namespace out = napisim::output;
-    out::write_file_atomic(out_dir + "/result.json", out::format_json(result));
-    out::write_file_atomic(out_dir + "/result.csv", out::format_csv(result));
-    out::write_file_atomic(out_dir + "/result.txt", format_result(result, "text"));
+    write_output(out_dir + "/result.json", out::format_json(result), "--out");
+    write_output(out_dir + "/result.csv", out::format_csv(result), "--out");
+    write_output(out_dir + "/result.txt", format_result(result, "text"), "--out");
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
@@ -136,6 +168,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (calibrate->parsed()) {
+      if (cal.jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
+                                                             std::to_string(cal.jobs));
+      if (!cal.out.empty()) check_output_file(cal.out, "--out");
+      if (!cal.report.empty()) check_output_file(cal.report, "--report");
       std::stringstream ss(cal_seeds);
       for (std::string tok; std::getline(ss, tok, ',');) {
         try {
@@ -149,11 +185,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (tracegen->parsed()) {
+      if (!gen_out.empty()) check_output_file(gen_out, "--out");
       const bool inline_json = gen_spec.find('{') != std::string::npos;
       const std::string csv = napisim::generate_trace_csv(inline_json ? napisim::parse_json_text(gen_spec, "spec")
                                                                        : napisim::load_json_file(gen_spec));
       if (gen_out.empty()) std::fwrite(csv.data(), 1, csv.size(), stdout);
-      else napisim::output::write_file_atomic(gen_out, csv);
+      else write_output(gen_out, csv, "--out");
       return 0;
     }
     if (app.got_subcommand("schema")) {

@@ -105,7 +105,9 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
     if (owned) {
       work = co_await driver_poll(task_ctx(t, CpuClass::kSystem), n, budget);
     } else {
-      co_await exec(ctx, costs_.napi_poll_ns);  // the failed ownership attempt and cpu_relax()
+      // The failed ownership attempt and cpu_relax(): at least 1 ns, so that a spin with every
+      // cost set to 0 still lets time pass until the owner is done.
+      co_await exec(ctx, std::max<Nanos>(1, costs_.napi_poll_ns));
     }
     co_await local_bh_enable(t);
     if (loop_end()) break;

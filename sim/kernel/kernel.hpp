@@ -25,6 +25,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -584,7 +585,7 @@ class Kernel : public EventSink, public WakeView {
   std::vector<Skb> skb_batch_;
   WirePeer* peer_ = nullptr;
   std::vector<std::pair<Kernel*, Cpu*>> irq_done_args_, softirq_done_args_;
-  std::vector<std::pair<Kernel*, Task*>> task_done_args_;
+  std::deque<std::pair<Kernel*, Task*>> task_done_args_;  // a deque: bodies keep pointers into it
   std::unique_ptr<RpsState> rps_;
   EpollParams epoll_defaults_;
   int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)

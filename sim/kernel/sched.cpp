@@ -58,8 +58,6 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
     softirq_done_args_[static_cast<std::size_t>(i)] = {this, c};
   }
   init_flow_limit();
-  tasks_.reserve(4096);
-  task_done_args_.reserve(4096);
   // Per-CPU ksoftirqd/N: SCHED_NORMAL nice 0, pinned (kernel/softirq.c softirq_threads).
   for (int i = 0; i < n; ++i) {
     CpuMask m(n);
@@ -81,7 +79,6 @@ Kernel::~Kernel() = default;
 
 Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy,
                           int nice, int rt_priority) {
-  NAPISIM_ASSERT(tasks_.size() < tasks_.capacity(), "too many tasks");
   auto t = std::make_unique<Task>();
   t->id = static_cast<int>(tasks_.size());
   t->name = name;

@@ -27,6 +27,9 @@ class RxModel {
   virtual ~RxModel() = default;
   /// Applies the strategy to the NICs listed (indices into Kernel::nics()).
   virtual void attach(Kernel& k, const std::vector<int>& nics) = 0;
+  /// Throws the ConfigError attach() would throw for values that depend on the host (cpulists),
+  /// without changing anything: run-time changes are checked before the run starts.
+  virtual void check(const Kernel& /*k*/) const {}
   /// Model-specific results (e.g. kthread CPU time), under result["models"][name].
   virtual void report(Json& /*out*/) const {}
 };

@@ -252,6 +252,8 @@ void parse_value(T& out, const Json& j, const std::string& path, const Constrain
     out = std::move(elems);
   } else {
     static_assert(ParamStruct<T>);
+    if (j.is_null())  // written out as null: a typo'd value, not "all defaults" (omit the key for that)
+      throw_type_error(path, "object", false, j);
     parse_object(out, j, path);
   }
 }

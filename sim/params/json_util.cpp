@@ -21,6 +21,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxQuotedChars = 40;  // strings quoted in messages are cut here
+constexpr std::size_t kMaxNesting = 256;     // deepest object/array nesting a scenario may have
 
 // ---- parsing with duplicate-key detection ----
 
@@ -33,6 +34,11 @@ public:
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
         enter_child();
+        // Later passes (includes, --set, strict checks, copies) recurse per level: a bound here keeps
+        // a pathological document from exhausting the stack.
+        if (frames_.size() >= kMaxNesting)
+          throw ConfigError(pointer(), "nesting deeper than " + std::to_string(kMaxNesting) +
+                                           " levels (a scenario needs a handful)");
         frames_.push_back(Frame{event == Json::parse_event_t::array_start, 0, {}, {}});
         break;
       case Json::parse_event_t::object_end:
@@ -72,12 +78,15 @@ private:
     tokens_.push_back(parent.is_array ? std::to_string(parent.next_index++) : parent.key);
   }
 
-  std::string pointer_to(const std::string& key) const {
+  // The JSON pointer of the current container ("" for the document), and of one of its members.
+  std::string path() const {
     std::string p;
     for (const auto& t : tokens_)
       p = json_pointer_append(p, t);
-    return json_pointer_append(p, key);
+    return p;
   }
+  std::string pointer() const { return tokens_.empty() ? "/" : path(); }
+  std::string pointer_to(const std::string& key) const { return json_pointer_append(path(), key); }
 
   std::vector<Frame> frames_;
   std::vector<std::string> tokens_;
@@ -106,8 +115,13 @@ std::string set_message(const std::string& assignment, const std::string& why) {
   return "--set '" + assignment + "': " + why;
 }
 
-std::vector<std::string> split_set_path(std::string_view path, const std::string& assignment) {
+// `bracketed` (if given) gets, per token, whether it was written as an index (key[N], key[-]).
+std::vector<std::string> split_set_path(std::string_view path, const std::string& assignment,
+                                        std::vector<bool>* bracketed = nullptr) {
   std::vector<std::string> tokens;
+  const auto mark = [&](bool b) {
+    if (bracketed) bracketed->push_back(b);
+  };
   const auto bad = [&](const std::string& why) { return ConfigError("/", set_message(assignment, why)); };
   if (path.empty())
     throw bad("empty path");
@@ -129,6 +143,7 @@ std::vector<std::string> split_set_path(std::string_view path, const std::string
         }
       }
       tokens.push_back(std::move(token));
+      mark(false);
       if (end == std::string_view::npos)
         break;
       start = end + 1;
@@ -145,11 +160,13 @@ std::vector<std::string> split_set_path(std::string_view path, const std::string
       if (key.empty())
         throw bad("empty path component (use a JSON pointer such as /a/b for unusual keys)");
       tokens.emplace_back(key);
+      mark(false);
       for (std::size_t i = open; i != std::string_view::npos;) {
         const std::size_t close = token.find(']', i);
         if (token[i] != '[' || close == std::string_view::npos || close == i + 1)
           throw bad("malformed index in '" + std::string(token) + "' (expected key[N] or key[-])");
         tokens.emplace_back(token.substr(i + 1, close - i - 1));
+        mark(true);
         i = close + 1 == token.size() ? std::string_view::npos : close + 1;
       }
       if (end == std::string_view::npos)
@@ -286,9 +303,17 @@ void apply_set(Json& doc, std::string_view assignment) {
   const std::size_t eq = assignment.find('=');
   if (eq == std::string_view::npos)
     throw ConfigError("/", "--set expects path=value, got '" + whole + "'");
-  const std::vector<std::string> tokens = split_set_path(assignment.substr(0, eq), whole);
+  std::vector<bool> bracketed;
+  const std::vector<std::string> tokens = split_set_path(assignment.substr(0, eq), whole, &bracketed);
   const std::string value_text(assignment.substr(eq + 1));
-  Json value = Json::parse(value_text, nullptr, /*allow_exceptions=*/false);
+  Json value = Json::parse(
+      value_text,
+      [&whole](int depth, Json::parse_event_t, Json&) {
+        if (static_cast<std::size_t>(depth) > kMaxNesting)
+          throw ConfigError("/", set_message(whole, "nesting deeper than " + std::to_string(kMaxNesting) + " levels"));
+        return true;
+      },
+      /*allow_exceptions=*/false);
   if (value.is_discarded())
     value = value_text;  // not JSON: a bare string such as threaded or 0-3
 
@@ -296,9 +321,12 @@ void apply_set(Json& doc, std::string_view assignment) {
   // arrays and scalars can fail the walk, and they fail before anything is created.
   Json* cur = &doc;
   std::string path;  // JSON pointer of *cur
-  for (const std::string& token : tokens) {
-    if (cur->is_null())
-      *cur = Json::object();  // a missing (or null) intermediate becomes an object
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    const std::string& token = tokens[t];
+    if (cur->is_null() && bracketed[t] && token != "-")
+      throw ConfigError(path, set_message(whole, "no array here to index (use [-] to append its first element)"));
+    if (cur->is_null())  // a missing (or null) intermediate: an array before key[-], else an object
+      *cur = bracketed[t] ? Json::array() : Json::object();
     if (cur->is_object()) {
       cur = &(*cur)[token];
       path = json_pointer_append(path, token);

@@ -29,8 +29,9 @@ void merge_under(Json& over, const Json& under) {
 }
 
 constexpr int kMaxIncludeDepth = 8;
+constexpr int kMaxIncludeFiles = 64;  // files read in all: a file included many times counts each time
 
-Json expand_includes(const Json& doc, const std::string& base_dir, int depth) {
+Json expand_includes(const Json& doc, const std::string& base_dir, int depth, int& files) {
   auto inc = doc.find("include");
   if (inc == doc.end()) return doc;
   if (!inc->is_array())
@@ -47,11 +48,13 @@ Json expand_includes(const Json& doc, const std::string& base_dir, int depth) {
       throw ConfigError(p, "expected a file name, got " + describe_json_value(name));
     std::filesystem::path file(name.get<std::string>());
     if (file.is_relative()) file = std::filesystem::path(base_dir) / file;
+    if (++files > kMaxIncludeFiles)
+      throw ConfigError(p, "more than " + std::to_string(kMaxIncludeFiles) + " included files in all");
     Json part;
     try {
       part = load_json_file(file.string());
       if (!part.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(part));
-      part = expand_includes(part, file.parent_path().string(), depth + 1);
+      part = expand_includes(part, file.parent_path().string(), depth + 1, files);
       (void)parse_params<Scenario>(part, "");  // strict: unknown keys and bad values name the included file
     } catch (const ConfigError& e) {
       throw ConfigError(p, "in '" + file.string() + "': " + e.what());
@@ -68,7 +71,8 @@ Json expand_includes(const Json& doc, const std::string& base_dir, int depth) {
 
 Json expand_scenario_includes(const Json& doc, const std::string& base_dir) {
   if (!doc.is_object()) return doc;
-  return expand_includes(doc, base_dir, 0);
+  int files = 0;
+  return expand_includes(doc, base_dir, 0, files);
 }
 
 Scenario parse_scenario(const Json& in, const std::string& base_dir) {
@@ -86,6 +90,9 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
     const std::int64_t cpus = s.topology.numa_nodes * s.topology.llcs_per_node * s.topology.cores_per_llc *
                               s.topology.threads_per_core;
     (void)CpuMask::parse(n.irq_affinity, static_cast<int>(cpus), p + "/irq_affinity");
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.nics[j].name == n.name)
+        throw ConfigError(p + "/name", "duplicate NIC name \"" + n.name + "\" (also /nics/" + std::to_string(j) + ")");
   }
   if (s.platform.clients.empty()) throw ConfigError("/platform/clients", "expected at least one client");
   for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {

@@ -13,6 +13,12 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
   kernel_ = std::make_unique<Kernel>(host_, *topo_, s_.kernel, s_.costs, &rng_);
   for (std::size_t i = 0; i < s_.nics.size(); ++i) kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
   for (std::size_t i = 0; i < s_.models.size(); ++i) attach_model(s_.models[i], "/models/" + std::to_string(i));
+  // Run-time changes attach later, inside the run: their host-dependent values are checked now.
+  for (std::size_t i = 0; i < s_.changes.size(); ++i) {
+    const ModelSpec& m = s_.changes[i].model;
+    const std::string path = "/changes/" + std::to_string(i) + "/model";
+    builtin_models().get(m.name, path + "/name").create(m.params, path + "/params")->check(*kernel_);
+  }
   workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");
   // Client hosts simulated with the full kernel model share the host model's clock and queue.
   std::vector<ClientPath> with_kernels = paths;

@@ -79,6 +79,28 @@ std::vector<ClientPath> build_platform(sg4::Engine& engine, const Scenario& s, s
 
 Json validate_scenario(Json doc, const RunOptions& opt) {
   const Scenario s = prepare(doc, opt);
+  // What a run checks only once the host exists (cpulists against its CPUs, workload and model
+  // values against its NICs, the client names) is checked here too, by building the simulation
+  // without running it. An XML platform needs SimGrid's loader (one engine per process, and this
+  // may be called many times): its host names are checked by run only.
+  if (s.platform.xml.empty()) {
+    std::vector<ClientPath> paths;
+    for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {
+      const ClientSpec& c = s.platform.clients[i];
+      if (c.name == s.platform.server)
+        throw ConfigError("/platform/clients", "client name \"" + c.name + "\" is the server's");
+      for (std::size_t j = 0; j < i; ++j)
+        if (s.platform.clients[j].name == c.name)
+          throw ConfigError("/platform/clients", "duplicate client name \"" + c.name + "\"");
+      ClientPath cp;
+      cp.name = c.name;
+      cp.latency_ns = c.link_latency_ns;
+      cp.bandwidth_gbps = c.link_gbps;
+      cp.nic = static_cast<int>(c.nic);
+      paths.push_back(cp);
+    }
+    const Simulation check(s, paths);
+  }
   return resolve_scenario(s);
 }
 

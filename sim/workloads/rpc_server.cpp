@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "sim/hw/rss.hpp"
+#include "sim/params/json_util.hpp"
 
 namespace napisim {
 
@@ -24,6 +25,7 @@ RpcServer::RpcServer(const RpcServerParams& p, RpcLoad load, std::string type, c
     : p_(p)
     , load_(std::move(load))
     , type_(std::move(type))
+    , path_(path)
     , service_(Distribution::parse(p.service_ns, path + "/service_ns"))
     , block_(Distribution::parse(p.block_ns, path + "/block_ns")) {}
 
@@ -38,6 +40,7 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   }
   uplink_.setup(k, paths_);
   to_client_.resize(paths_.size());
+  check_offered_load();
   // Worker threads.
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
@@ -195,6 +198,36 @@ void RpcServer::client_receive(const Train& tr) {
   }
 }
 
+void RpcServer::check_offered_load() const {
+  // An open-loop or trace load above what the client links can carry never reaches a steady
+  // state: the idealised clients' transmit backlog (and the run's memory) would grow without
+  // bound. Each request needs at least its payload plus one minimal frame on the wire (84 bytes
+  // with preamble and inter-frame gap).
+  double rate = 0, bytes = 0;
+  std::string ptr = path_;
+  if (load_.kind == RpcLoad::Kind::kOpen) {
+    rate = 1e9 / (load_.interarrival_ns.mean() * load_.gap_scale);
+    bytes = load_.request_size.mean();
+    ptr += "/rate_rps";
+  } else if (load_.kind == RpcLoad::Kind::kTrace && load_.repeat) {
+    const Nanos span = load_.trace.back().t;
+    const auto n = static_cast<double>(load_.trace.size());
+    const double gap = load_.trace.size() > 1 ? static_cast<double>(span) / (n - 1) : 1000.0;
+    rate = n * 1e9 * load_.rate_scale / (static_cast<double>(span) + std::max(gap, 1.0));
+    for (const TraceRecord& r : load_.trace) bytes += static_cast<double>(r.request_size) / n;
+    ptr += "/rate_scale";
+  } else {
+    return;
+  }
+  double link_gbps = 0;
+  for (const ClientPath& cp : paths_) link_gbps += cp.bandwidth_gbps;
+  const double need_gbps = rate * (bytes + 84.0) * 8.0 / 1e9;
+  if (need_gbps > link_gbps)
+    throw ConfigError(ptr, "offered load of " + format_number(rate) + " requests/s needs at least " +
+                               format_number(need_gbps) + " Gb/s, more than the client links' " +
+                               format_number(link_gbps) + " Gb/s: the clients' backlog would grow without bound");
+}
+
 void RpcServer::after_response(Flow& f) {
   const auto think = static_cast<Nanos>(std::llround(load_.think_ns.sample(load_rng_)));
   if (think <= 0) {
@@ -220,8 +253,9 @@ void RpcServer::trace_arrival() {
       // The next pass starts one mean gap after the last request.
       const Nanos span = load_.trace.back().t;
       const Nanos gap = load_.trace.size() > 1 ? span / static_cast<Nanos>(load_.trace.size() - 1) : 1000;
-      trace_base_ += static_cast<Nanos>(std::llround(static_cast<double>(span + std::max<Nanos>(gap, 1)) /
-                                                     load_.rate_scale));
+      // At least 1 ns per pass, so that even an instant trace at a huge rate_scale lets time pass.
+      trace_base_ += std::max<Nanos>(1, static_cast<Nanos>(std::llround(
+                                            static_cast<double>(span + std::max<Nanos>(gap, 1)) / load_.rate_scale)));
       trace_next_ = 0;
     }
     const Nanos at = trace_base_ + static_cast<Nanos>(std::llround(

@@ -124,6 +124,8 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   const Histogram* latency_histogram() const override { return &hist_; }
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
+  /// Throws a ConfigError when an open-loop or repeating trace load exceeds the client links.
+  void check_offered_load() const;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
@@ -175,6 +177,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   RpcServerParams p_;
   RpcLoad load_;
   std::string type_;
+  std::string path_;  // JSON pointer of the workload's params, for errors
   Distribution service_, block_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;

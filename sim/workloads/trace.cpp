@@ -205,6 +205,10 @@ std::string generate_trace_csv(const Json& spec) {
   if (!(mean > 0) || !std::isfinite(mean))
     throw ConfigError("/interarrival", "expected a distribution with a finite mean > 0");
   const double scale = 1.0 / p.rate_rps / mean;  // seconds per unit of the shape
+  // The trace is built in memory: bound it (1e8 requests is a CSV of a few GB).
+  if (p.duration_s * p.rate_rps > 1e8)
+    throw ConfigError("/rate_rps", "expected duration_s x rate_rps <= 1e8 requests, got " +
+                                       format_number(p.duration_s * p.rate_rps));
   const Distribution req = Distribution::parse(p.request_size, "/request_size");
   const Distribution resp = Distribution::parse(p.response_size, "/response_size");
   const bool with_service = !p.service_ns.is_null();

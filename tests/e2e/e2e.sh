@@ -91,6 +91,88 @@ sys.exit(0 if ok else 1)
 EOF
     ;;
 
+  # ---- Cases from the QA pass of session 14: each used to crash, hang or pass bad input. ----
+  qa_many_tasks)
+    # 4096 threads and the ksoftirqds: more than 4096 tasks (the task table once had a fixed
+    # capacity of 4096: an assertion abort).
+    expect_rc 0 "$napisim" run --set warmup_s=0 --set duration_s=0.002 --set workload.params.num_threads=4096
+    grep -q '^throughput=' cmd.out || fail "no results"
+    ;;
+  qa_deep_nesting)
+    # A document nested far deeper than any scenario: exit 2 (it used to overflow the stack).
+    "$py" -c "import sys; sys.stdout.write('{\"name\":' + '['*100000 + ']'*100000 + '}')" > deep.json
+    expect_bad_input 'nesting deeper than 256 levels' "$napisim" validate deep.json
+    expect_bad_input 'nesting deeper than 256 levels' "$napisim" validate "$src/scenarios/quickstart.json" \
+      --set "name=$("$py" -c "print('['*300 + ']'*300)")"
+    ;;
+  qa_change_cpulist)
+    # A run-time change's cpulist is checked before the run (it used to abort inside SimGrid), even
+    # for a change after the end; the error names the change's own pointer.
+    expect_bad_input '/changes/0/model/params/cpumask' "$napisim" run "${short[@]}" \
+      --set 'changes=[{"at_s":0.02,"model":{"name":"napi_threaded","params":{"cpumask":"99"}}}]'
+    expect_bad_input '/changes/0/model/params/rps_cpus' "$napisim" run "${short[@]}" \
+      --set 'changes=[{"at_s":5,"model":{"name":"rps_rfs","params":{"rps_cpus":"5-2"}}}]'
+    expect_bad_input '/models/0/params/rps_cpus' "$napisim" run "${short[@]}" --set 'models=[{"name":"rps_rfs","params":{"rps_cpus":"5-2"}}]'
+    expect_bad_input '/models/1/params/cpus' "$napisim" run "${short[@]}" \
+      --set 'models=[{"name":"napi_irq"},{"name":"threaded_busy_poll","params":{"cpus":"0-99"}}]'
+    ;;
+  qa_zero_cost_busy_poll)
+    # Busy polling with every cost 0 (as the M/M/1 check uses) must still let time pass.
+    costs=()
+    for c in $("$napisim" schema | "$py" -c "import json,sys; print(' '.join(json.load(sys.stdin)['properties']['costs']['properties']))"); do
+      costs+=(--set "costs.$c=0")
+    done
+    for m in $("$napisim" list-models | cut -d' ' -f1); do
+      timeout 60 "$napisim" run --set warmup_s=0 --set duration_s=0.002 --set "models=[{\"name\":\"$m\"}]" "${costs[@]}" \
+        > cmd.out 2> cmd.err || fail "model $m with zero costs: exit $? (124: hung)"
+    done
+    ;;
+  qa_oversubscribed_load)
+    # Open-loop and repeating trace loads above the client links never reach a steady state.
+    expect_bad_input '/workload/params/rate_rps: offered load' "$napisim" run "${short[@]}" \
+      --set workload.type=app --set workload.params.load=open --set workload.params.rate_rps=1e10
+    printf 'timestamp,flow,request_size,response_size\n0,1,1,1\n0,1,1,1\n' > instant.csv
+    expect_bad_input '/workload/params/rate_scale: offered load' "$napisim" run "${short[@]}" \
+      --set "workload={\"type\":\"trace\",\"params\":{\"file\":\"$work/instant.csv\",\"repeat\":true,\"rate_scale\":1e6}}"
+    expect_bad_input '/rate_rps: expected duration_s x rate_rps <= 1e8' "$napisim" trace-gen '{"duration_s":100000,"rate_rps":1e10}'
+    # Well below the link: runs.
+    expect_rc 0 "$napisim" run "${short[@]}" --set workload.type=app --set workload.params.load=open --set workload.params.rate_rps=1e5
+    ;;
+  qa_include_explosion)
+    # Seven levels of ten includes each, no cycle: 10^7 file reads unless bounded.
+    for i in 0 1 2 3 4 5 6; do
+      printf '{"include": [%s]}\n' "$(printf '"d%d.json",' $((i + 1)){,,,,,,,,,} | sed 's/,$//')" > d$i.json
+    done
+    echo '{"seed": 3}' > d7.json
+    expect_rc 2 timeout 60 "$napisim" validate d0.json
+    grep -qF 'more than 64 included files' cmd.err || fail "no include bound in the message"
+    ;;
+  qa_output_paths)
+    mkdir -p o/result.csv
+    expect_bad_input "'o/result.csv' is a directory" "$napisim" run "${short[@]}" --out o
+    [ ! -e o/result.json ] || fail "result.json written although the run could not write all its files"
+    expect_bad_input '--out' "$napisim" run "${short[@]}" --out /proc
+    expect_bad_input "--out: not a directory: '/nonexistent'" "$napisim" trace-gen '{"duration_s":0.001}' --out /nonexistent/x.csv
+    expect_bad_input '-j: expected a number of parallel simulations >= 0' "$napisim" calibrate "$src/calibration/targets.json" -j -3 --dry-run
+    ;;
+  qa_validate_host_checks)
+    # validate builds the host (without running it): what run rejects, validate rejects.
+    expect_bad_input '/workload/params/server_cpus' "$napisim" validate "$src/scenarios/quickstart.json" --set 'workload.params.server_cpus="99"'
+    expect_bad_input '/models/0/params/cpumask' "$napisim" validate "$src/scenarios/quickstart.json" \
+      --set 'models=[{"name":"napi_threaded","params":{"cpumask":"99"}}]'
+    expect_bad_input 'duplicate client name "c"' "$napisim" validate "$src/scenarios/quickstart.json" \
+      --set 'platform.clients=[{"name":"c"},{"name":"c"}]'
+    expect_bad_input '/nics/1/name: duplicate NIC name "eth0"' "$napisim" validate "$src/scenarios/quickstart.json" \
+      --set 'nics[-]={"name":"eth0","irq_affinity":"4-7"}'
+    ;;
+  qa_set_paths_and_nulls)
+    expect_bad_input "no array here to index (use [-] to append its first element)" "$napisim" validate \
+      "$src/scenarios/quickstart.json" --set 'platform.clients[0].cores=2'
+    expect_rc 0 "$napisim" validate "$src/scenarios/quickstart.json" --set 'workload.params.percentiles[-]=50'
+    expect_bad_input '/topology: expected object, got null' "$napisim" validate "$src/scenarios/quickstart.json" --set 'topology=null'
+    expect_bad_input '/nics/0: expected object, got null' "$napisim" validate "$src/scenarios/quickstart.json" --set 'nics[0]=null'
+    ;;
+
   bad_set_unknown_key)
     expect_bad_input '/nics/0/rx_queus' "$napisim" run --set nics.0.rx_queus=3
     grep -q 'unknown key' cmd.err || fail "no 'unknown key'"
