@@ -6,9 +6,12 @@ so they run in the calling process. Runs happen in worker processes (napisim/swe
 
 from __future__ import annotations
 
-import copy
+import functools
 import json
+import math
+import numbers
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -85,18 +88,163 @@ def load_scenario(scenario: ScenarioLike = "quickstart", base_dir: Optional[str]
     """Returns (document, base_dir) for a dict, a path or a scenario name. base_dir resolves relative
     paths inside the scenario (a platform XML): the file's directory, or the current directory."""
     if isinstance(scenario, Mapping):
-        return copy.deepcopy(dict(scenario)), str(Path(base_dir or os.getcwd()).resolve())
+        return json_plain(dict(scenario)), str(Path(base_dir or os.getcwd()).resolve())
     if not isinstance(scenario, (str, os.PathLike)):
-        raise TypeError(f"scenario must be a dict, a path or a scenario name, not {type(scenario).__name__}")
+        raise ValueError(f"/: scenario must be a dict, a path or a scenario name, not {type(scenario).__name__}")
     f = _find_scenario_file(os.fspath(scenario))
     if f is None:
         return json.loads(_napisim.default_scenario_json()), str(Path(base_dir or os.getcwd()).resolve())
     try:
         with open(f, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            text = fh.read()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"/: {f}: not valid JSON: {e}") from None
+    try:
+        doc = json.loads(text, object_pairs_hook=_object_pairs)
     except json.JSONDecodeError as e:
         raise ValueError(f"/: {f}: not valid JSON: {e}") from None
-    return doc, str(Path(base_dir).resolve() if base_dir else f.resolve().parent)
+    except RecursionError:
+        raise ValueError(f"{_deep_pointer(text)}: {_too_deep()}") from None  # as deep as json.loads can't go
+    return json_plain(doc, source=str(f)), str(Path(base_dir).resolve() if base_dir else f.resolve().parent)
+
+
+# ----------------------------------------------------------------------------------------------
+# Checking values before they cross to the native core as JSON text
+
+MAX_NESTING = 256  # deepest object/array nesting a scenario may have: the native parser's limit (kMaxNesting)
+
+
+def _too_deep() -> str:
+    return f"nesting deeper than {MAX_NESTING} levels (a scenario needs a handful)"
+
+
+def _token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _describe(v: Any) -> str:
+    """A value as the native core's messages show it: string "abc", number 1.5, boolean true."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"boolean {str(v).lower()}"
+    if isinstance(v, str):
+        return f"string {json.dumps(v[:40])}"
+    if isinstance(v, float):
+        return f"number {json.dumps(v)}" if math.isfinite(v) else json.dumps(v)  # NaN, Infinity
+    if isinstance(v, int):
+        return f"number {v}"
+    return type(v).__name__
+
+
+class _DuplicateKeys(dict):
+    """A JSON object read from a file in which `duplicate` appeared twice (json.load keeps the last)."""
+
+    duplicate = ""
+
+
+def _object_pairs(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    seen: set = set()
+    dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+    d = _DuplicateKeys(d)
+    d.duplicate = dup
+    return d
+
+
+def json_plain(v: Any, pointer: str = "", depth: int = 0, source: str = "") -> Any:
+    """A plain JSON copy of `v` (numpy values to Python ones, tuples to lists). Raises ValueError naming
+    the JSON pointer of a value JSON cannot carry: NaN or an infinity, a non-JSON object, a non-string
+    key, nesting deeper than MAX_NESTING, or (in a document read from `source`) a duplicate key."""
+    where = pointer or "/"
+    if isinstance(v, _DuplicateKeys):
+        raise ValueError(f"{pointer}/{_token(v.duplicate)}: duplicate key in {source}")
+    if hasattr(v, "item") and callable(v.item) and getattr(v, "shape", None) == ():
+        v = v.item()  # a numpy scalar
+    elif hasattr(v, "tolist") and callable(v.tolist):
+        v = v.tolist()  # a numpy array
+    if v is None or isinstance(v, (str, bool, int)):
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"{where}: expected a finite number, got {_describe(v)}")
+        return v
+    if isinstance(v, (Mapping, list, tuple)):
+        if depth >= MAX_NESTING:
+            raise ValueError(f"{where}: {_too_deep()}")
+        if isinstance(v, Mapping):
+            out = {}
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    raise ValueError(f"{where}: expected string keys, got key {k!r} ({type(k).__name__})")
+                out[k] = json_plain(x, f"{pointer}/{_token(k)}", depth + 1, source)
+            return out
+        return [json_plain(x, f"{pointer}/{i}", depth + 1, source) for i, x in enumerate(v)]
+    raise ValueError(f"{where}: expected a JSON value (number, string, boolean, null, list or dict), "
+                     f"got {type(v).__name__}")
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[][{},]')
+
+
+def _deep_pointer(text: str) -> str:
+    """The JSON pointer of the first object or array nested deeper than MAX_NESTING in JSON text too
+    deep for json.loads (which recurses per level)."""
+    frames: list = []  # [is_array, next index, current key, expecting a key]
+    tokens: list = []
+    for m in _JSON_TOKEN.finditer(text):
+        t = m.group()
+        if t in "[{":
+            if frames:
+                f = frames[-1]
+                tokens.append(str(f[1]) if f[0] else _token(f[2]))
+            if len(frames) >= MAX_NESTING:
+                return "/" + "/".join(tokens)
+            frames.append([t == "[", 0, "", t == "{"])
+        elif t in "]}":
+            if frames:
+                frames.pop()
+            if frames and tokens:
+                tokens.pop()
+        elif not frames:
+            continue
+        elif t == ",":
+            f = frames[-1]
+            if f[0]:
+                f[1] += 1
+            else:
+                f[3] = True
+        elif not frames[-1][0] and frames[-1][3]:  # a string where an object expects its next key
+            try:
+                frames[-1][2] = json.loads(t)
+            except ValueError:
+                frames[-1][2] = t[1:-1]
+            frames[-1][3] = False
+    return "/"
+
+
+@functools.lru_cache(maxsize=None)
+def _seed_range() -> tuple[int, int]:
+    s = json.loads(_napisim.schema_json()).get("properties", {}).get("seed", {})
+    return int(s.get("minimum", 0)), int(s.get("maximum", 2**63 - 1))
+
+
+def check_seed(seed: Any) -> Optional[int]:
+    """`seed` as the native core takes it (None keeps the scenario's), or ValueError naming /seed."""
+    if seed is None:
+        return None
+    lo, hi = _seed_range()
+    value: Optional[int] = None
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        value = int(seed)
+    elif isinstance(seed, numbers.Real) and not isinstance(seed, bool) and float(seed).is_integer():
+        value = int(seed)  # 2.0, as a scenario file may write it
+    if value is None or not lo <= value <= hi:
+        got = str(int(seed)) if value is not None else _describe(seed)
+        raise ValueError(f"/seed: expected integer in [{lo:g}, {hi:g}], got {got}")
+    return value
 
 
 def _plain(v: Any) -> Any:
@@ -122,16 +270,28 @@ def normalize_path(key: str) -> str:
     return key.replace("__", ".")
 
 
+def _set_pointer(path: str) -> str:
+    """A --set path as a JSON pointer, for messages: nics.0.queues and nics[0].queues are /nics/0/queues."""
+    if path.startswith("/"):
+        return path
+    return "/" + "/".join(_token(p) for p in path.replace("[", ".").replace("]", "").split(".") if p)
+
+
 def to_sets(overrides: Optional[Mapping[str, Any]]) -> list[str]:
     """{path: value} to the CLI's `--set path=value` strings (values as JSON, so "8" stays a string)."""
     sets = []
     for k, v in (overrides or {}).items():
-        sets.append(f"{normalize_path(str(k))}={json.dumps(_plain(v))}")
+        path = normalize_path(str(k))
+        sets.append(f"{path}={json.dumps(json_plain(v, _set_pointer(path)))}")
     return sets
 
 
-def merge_overrides(overrides: Optional[Mapping[str, Any]], kwargs: Mapping[str, Any]) -> dict:
+def merge_overrides(overrides: Optional[Mapping[str, Any]], kwargs: Mapping[str, Any],
+                    what: str = "overrides") -> dict:
     out: dict = {}
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise ValueError(f"{what}: expected a mapping {{path: value}} such as {{\"duration_s\": 0.05}}, "
+                         f"got {type(overrides).__name__}")
     for src in (overrides or {}), kwargs:
         for k, v in src.items():
             out[normalize_path(str(k))] = v
@@ -143,6 +303,7 @@ def validate(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, 
              **kwargs: Any) -> dict:
     """The scenario with overrides applied and every default spelled out (what a run would use).
     Raises ValueError whose message starts with the JSON pointer of the offending value."""
+    seed = check_seed(seed)
     doc, bdir = load_scenario(scenario, base_dir)
     sets = to_sets(merge_overrides(overrides, kwargs))
     return json.loads(_napisim.validate_json(json.dumps(doc), sets, seed, bdir))

@@ -25,13 +25,14 @@ import hashlib
 import itertools
 import json
 import multiprocessing
+import numbers
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import ScenarioLike
@@ -123,6 +124,7 @@ def _unwrap(out: dict, where: str = "") -> str:
 
 def _request(scenario: ScenarioLike, seed: Optional[int], overrides: Optional[Mapping[str, Any]],
              base_dir: Optional[str], kwargs: Mapping[str, Any]) -> dict:
+    seed = _core.check_seed(seed)
     doc, bdir = _core.load_scenario(scenario, base_dir)
     sets = _core.to_sets(_core.merge_overrides(overrides, kwargs))
     return {"doc": json.dumps(doc), "sets": sets, "seed": seed, "base_dir": bdir}
@@ -225,6 +227,26 @@ def _row(point: dict, result: dict) -> dict:
     return row
 
 
+def _values(v: Any, what: str, expected: str) -> list:
+    """A sweep axis (grid values, seeds) as a list: a list, tuple, range, numpy array or iterator.
+    A string, a mapping, a set or a scalar is a ValueError (list("rx_queue") would sweep its letters)."""
+    if hasattr(v, "tolist") and callable(v.tolist) and getattr(v, "ndim", 1) >= 1:
+        return list(v.tolist())
+    if isinstance(v, (Sequence, Iterator)) and not isinstance(v, (str, bytes, bytearray)):
+        return list(v)
+    raise ValueError(f"sweep: {what} must be a list, tuple, range or numpy array of {expected}, "
+                     f"got {_core._describe(v)}")
+
+
+def _check_workers(workers: Any) -> Optional[int]:
+    if workers is None:
+        return None
+    if isinstance(workers, numbers.Integral) and not isinstance(workers, bool) and workers >= 1:
+        return int(workers)
+    raise ValueError(f"sweep: workers must be a positive integer (or None for os.cpu_count()), "
+                     f"got {_core._describe(workers)}")
+
+
 def _is_dask_client(executor: Any) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
 
@@ -264,17 +286,29 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
     bases = list(base) if isinstance(base, (list, tuple)) else [base]
     if not bases:
         raise ValueError("sweep: no base scenario")
+    workers = _check_workers(workers)
     loaded = []
     for b in bases:
         doc, bdir = _core.load_scenario(b, base_dir)
         loaded.append((json.dumps(doc), bdir))
     base_over = _core.merge_overrides(overrides, kwargs)
-    grid = {_core.normalize_path(str(k)): list(v) for k, v in (grid or {}).items()}
+    for name, arg in (("grid", grid), ("variants", variants)):
+        if arg is not None and not isinstance(arg, Mapping):
+            raise ValueError(f"sweep: {name} must be a dict {{path: {'[values]' if name == 'grid' else 'overrides'}}}, "
+                             f"got {type(arg).__name__}")
+    grid = {_core.normalize_path(str(k)): _values(v, f"grid['{k}']", "values")
+            for k, v in (grid or {}).items()}
     for k, v in grid.items():
         if not v:
             raise ValueError(f"sweep: grid['{k}'] has no values")
-    variant_items = list((variants or {None: {}}).items())
-    seeds = list(seeds)
+    variant_items = [(label, _core.merge_overrides(vover, {}, f"sweep: variants['{label}']"))
+                     for label, vover in (variants or {None: {}}).items()]
+    seeds = _values(seeds, "seeds", "seeds (integers, or None for the scenario's)")
+    for i, s in enumerate(seeds):
+        try:
+            seeds[i] = _core.check_seed(s)
+        except ValueError as e:
+            raise ValueError(f"{e} (sweep: seeds[{i}])") from None
     if not seeds:
         raise ValueError("sweep: seeds is empty")
 
@@ -285,7 +319,7 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
             for combo in itertools.product(*grid.values()):
                 assign = dict(zip(grid.keys(), combo))
                 over = dict(base_over)
-                over.update(_core.merge_overrides(vover, {}))
+                over.update(vover)
                 over.update(assign)
                 sets = _core.to_sets(over)
                 cols = {}
@@ -304,7 +338,14 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
                                    "key": cache_key(resolved, build),
                                    "request": {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}})
 
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise ValueError(f"sweep: cache_dir must be a directory path, got {type(cache_dir).__name__}")
     cdir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if cache:
+        try:
+            cdir.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ValueError(f"sweep: cache_dir must be a directory, but '{cdir}' (or a parent) is a file") from None
     results: dict[str, dict] = {}
     todo: dict[str, dict] = {}  # key -> first point with that key
     for p in points:

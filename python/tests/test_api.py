@@ -173,3 +173,108 @@ def test_plot_helpers_draw(tmp_path):
     assert "CPU" in ax.get_xlabel()
     ax.figure.savefig(tmp_path / "f.png")
     plt.close("all")
+
+
+# ---- bad input is ValueError naming the JSON pointer, never TypeError/AttributeError/RecursionError ----
+# (each of these fails before a worker process starts, so nothing is simulated)
+
+
+@pytest.mark.parametrize("seed,got", [("abc", 'string "abc"'), (1.5, "number 1.5"), (2**70, str(2**70)),
+                                      (-1, "-1"), (True, "boolean true"), (float("nan"), "NaN")])
+def test_bad_seed_is_value_error_naming_seed_and_its_range(seed, got):
+    for call in (napisim.validate, napisim.run):
+        with pytest.raises(ValueError) as e:
+            call("quickstart", seed=seed, **SMALL)
+        assert str(e.value) == f"/seed: expected integer in [0, 9e+15], got {got}"
+
+
+def test_seed_accepts_numpy_integers_and_the_whole_range():
+    np = pytest.importorskip("numpy")
+    assert napisim.validate("quickstart", seed=np.int64(3))["seed"] == 3
+    assert napisim.validate("quickstart", seed=9 * 10**15)["seed"] == 9 * 10**15
+    assert napisim.validate("quickstart", seed=0)["seed"] == 0
+
+
+def test_overrides_that_are_not_a_mapping_are_value_error():
+    for call in (napisim.validate, napisim.run):
+        with pytest.raises(ValueError, match=r"^overrides: expected a mapping \{path: value\}.*got list"):
+            call("quickstart", overrides=[1, 2])
+
+
+@pytest.mark.parametrize("bad,pointer,got", [(float("nan"), "/duration_s", "NaN"),
+                                             (float("inf"), "/duration_s", "Infinity"),
+                                             ([1, float("-inf")], "/duration_s/1", "-Infinity")])
+def test_nan_or_infinity_in_a_scenario_dict_names_its_pointer(bad, pointer, got):
+    doc = napisim.default_scenario()
+    doc["duration_s"] = bad
+    for call in (napisim.validate, napisim.run):
+        with pytest.raises(ValueError) as e:
+            call(doc)
+        assert str(e.value) == f"{pointer}: expected a finite number, got {got}"
+    with pytest.raises(ValueError, match=r"^/duration_s: expected a finite number, got NaN"):
+        napisim.validate("quickstart", duration_s=float("nan"))  # an override too
+
+
+def test_nan_in_a_scenario_file_names_its_pointer(tmp_path):
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps({**napisim.default_scenario(), "warmup_s": float("nan")}))  # writes NaN
+    with pytest.raises(ValueError, match=r"^/warmup_s: expected a finite number, got NaN"):
+        napisim.validate(str(path))
+
+
+def test_deeply_nested_scenario_dict_is_value_error_not_recursion_error():
+    deep = 1
+    for _ in range(900):
+        deep = [deep]
+    doc = {**napisim.default_scenario(), "x": deep}
+    for call in (napisim.validate, napisim.run):
+        with pytest.raises(ValueError) as e:
+            call(doc)
+        pointer, msg = str(e.value).split(": ", 1)
+        assert msg.startswith("nesting deeper than 256 levels")
+        assert pointer == "/x" + "/0" * 255  # the first container 257 levels down
+    cycle: dict = {}
+    cycle["self"] = cycle
+    with pytest.raises(ValueError, match="nesting deeper than 256 levels"):
+        napisim.validate({**napisim.default_scenario(), "x": cycle})
+
+
+def test_nesting_limit_is_256_levels():
+    def nested(levels):  # the document is level 1, doc["x"] level 2, ...
+        v = 1
+        for _ in range(levels - 1):
+            v = {"a": v}
+        return {**napisim.default_scenario(), "x": v}
+
+    with pytest.raises(ValueError, match=r"^/x: unknown key"):  # deep but allowed: the scenario check answers
+        napisim.validate(nested(256))
+    with pytest.raises(ValueError, match=r"^/x(/a){255}: nesting deeper than 256 levels"):
+        napisim.validate(nested(257))
+
+
+@pytest.mark.parametrize("levels", [300, 100000])
+def test_deeply_nested_scenario_file_is_value_error_not_recursion_error(tmp_path, levels):
+    path = tmp_path / "deep.json"
+    path.write_text('{"name": "deep", "x": [0, ' + '{"k": ' * levels + "1" + "}" * levels + "]}")
+    with pytest.raises(ValueError) as e:
+        napisim.validate(str(path))
+    pointer, msg = str(e.value).split(": ", 1)
+    assert msg.startswith("nesting deeper than 256 levels")
+    assert pointer == "/x/1" + "/k" * 254
+
+
+def test_duplicate_key_in_a_scenario_file_is_value_error_naming_it(tmp_path):
+    path = tmp_path / "dup.json"
+    path.write_text('{"seed": 1, "seed": 2}')
+    for call in (napisim.validate, napisim.run):
+        with pytest.raises(ValueError, match=r"^/seed: duplicate key in .*dup\.json"):
+            call(str(path))
+    text = json.dumps(napisim.default_scenario()).replace('"workload": {', '"workload": {"type": "x", ', 1)
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"^/workload/type: duplicate key"):
+        napisim.validate(str(path))
+
+
+def test_a_scenario_of_the_wrong_type_is_value_error():
+    with pytest.raises(ValueError, match=r"^/: scenario must be a dict, a path or a scenario name, not int"):
+        napisim.validate(5)

@@ -1,6 +1,7 @@
 """napisim.sweep: tidy DataFrame, determinism across worker counts, the result cache and resuming."""
 
 import os
+import sys
 
 import pandas as pd
 import pytest
@@ -160,3 +161,68 @@ def test_a_list_of_base_scenarios(tmp_path):
                        **SMALL)
     assert list(df["scenario"]) == ["quickstart", "quickstart", "other", "other"]
     assert list(df["seed"]) == [1, 2, 1, 2]
+
+
+# ---- bad arguments are ValueError naming the argument, before anything runs ----
+
+
+@pytest.mark.parametrize("grid,got", [({"seed": 5}, "number 5"),
+                                      ({"workload.params.flow_steering": "rx_queue"}, 'string "rx_queue"'),
+                                      ({FLOWS: {"a": 8}}, "dict")])
+def test_a_grid_value_must_be_a_list_of_values(tmp_path, grid, got):
+    key = next(iter(grid))
+    with pytest.raises(ValueError) as e:
+        small_sweep(tmp_path, grid=grid)
+    assert str(e.value) == (f"sweep: grid['{key}'] must be a list, tuple, range or numpy array of values, "
+                            f"got {got}")
+    with pytest.raises(ValueError, match=r"^sweep: grid must be a dict"):
+        small_sweep(tmp_path, grid=[(FLOWS, [8])])
+
+
+def test_grid_values_may_be_a_tuple_range_or_numpy_array(tmp_path, monkeypatch):
+    np = pytest.importorskip("numpy")
+    sweep_mod = sys.modules["napisim.sweep"]  # the module (napisim.sweep is the function)
+
+    def no_runs(todo, finished, workers, executor):
+        raise Interrupt(sorted(p["columns"][FLOWS] for p in todo.values()))
+
+    monkeypatch.setattr(sweep_mod, "_execute", no_runs)  # check the points, run nothing
+    for values in ((8, 16), range(8, 17, 8), np.array([8, 16])):
+        with pytest.raises(Interrupt) as e:
+            small_sweep(tmp_path, grid={FLOWS: values}, seeds=[1])
+        assert e.value.args[0] == [8, 16]
+
+
+@pytest.mark.parametrize("seeds,msg", [
+    ("12", r"^sweep: seeds must be a list, tuple, range or numpy array of seeds .*got string \"12\""),
+    (5, r"^sweep: seeds must be a list, tuple, range or numpy array of seeds .*got number 5"),
+    ([1, "2"], r"^/seed: expected integer in \[0, 9e\+15\], got string \"2\" \(sweep: seeds\[1\]\)"),
+    ([2**70], r"^/seed: expected integer in \[0, 9e\+15\], got 1180591620717411303424"),
+])
+def test_bad_seeds_are_value_error(tmp_path, seeds, msg):
+    with pytest.raises(ValueError, match=msg):
+        small_sweep(tmp_path, seeds=seeds)
+
+
+def test_a_variant_must_be_a_mapping_of_overrides(tmp_path):
+    with pytest.raises(ValueError, match=r"^sweep: variants\['a'\]: expected a mapping \{path: value\}.*got int"):
+        small_sweep(tmp_path, variants={"a": 5})
+    with pytest.raises(ValueError, match=r"^sweep: variants must be a dict"):
+        small_sweep(tmp_path, variants=[{"a": {}}])
+    with pytest.raises(ValueError, match=r"^overrides: expected a mapping"):
+        small_sweep(tmp_path, overrides=[1, 2])
+
+
+def test_a_cache_dir_that_is_a_file_is_value_error(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    for cdir in (f, f / "sub"):
+        with pytest.raises(ValueError, match=r"^sweep: cache_dir must be a directory, but '.*file.*' .*is a file"):
+            small_sweep(cdir)
+    assert f.read_text() == "x"
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True])
+def test_workers_must_be_a_positive_integer(tmp_path, workers):
+    with pytest.raises(ValueError, match=r"^sweep: workers must be a positive integer \(or None"):
+        small_sweep(tmp_path, workers=workers)
