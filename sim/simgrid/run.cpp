@@ -58,6 +58,8 @@ std::vector<ClientPath> build_platform(sg4::Engine& engine, const Scenario& s, s
   std::vector<ClientPath> paths;
   for (std::size_t i = 0; i < p.clients.size(); ++i) {
     const ClientSpec& c = p.clients[i];
+    if (c.name == p.server)
+      throw ConfigError("/platform/clients/" + std::to_string(i) + "/name", "client \"" + c.name + "\" is the server's host");
     sg4::Host* h = engine.host_by_name_or_null(c.name);
     if (!h) throw ConfigError("/platform/clients/" + std::to_string(i) + "/name", "no host \"" + c.name + "\"");
     std::vector<sg4::Link*> links;

@@ -58,9 +58,10 @@ Generator Generator::parse(const std::string& spec, const std::string& path) {
   if (name == "fixed" && parse_args(args, a, 1) && a[0] >= 0) return fixed(a[0]);
   if (name == "uniform" && parse_args(args, a, 1) && a[0] >= 0) return Generator(Kind::kUniform, a[0], 0, 0);
   if (name == "normal" && parse_args(args, a, 2) && a[1] >= 0) return Generator(Kind::kNormal, a[0], a[1], 0);
-  if (name == "exponential" && parse_args(args, a, 1) && a[0] >= 0) return Generator(Kind::kExponential, a[0], 0, 0);
-  if (name == "pareto" && parse_args(args, a, 3) && a[2] != 0 && a[1] >= 0) return gpareto(a[0], a[1], a[2]);
-  if (name == "gev" && parse_args(args, a, 3) && a[2] != 0 && a[1] >= 0) return gev(a[0], a[1], a[2]);
+  // A rate of 0 or a scale of 0 collapses the distribution to one value (0 for exponential).
+  if (name == "exponential" && parse_args(args, a, 1) && a[0] > 0) return Generator(Kind::kExponential, a[0], 0, 0);
+  if (name == "pareto" && parse_args(args, a, 3) && a[2] != 0 && a[1] > 0) return gpareto(a[0], a[1], a[2]);
+  if (name == "gev" && parse_args(args, a, 3) && a[2] != 0 && a[1] > 0) return gev(a[0], a[1], a[2]);
   throw ConfigError(path, expected);
 }
 
@@ -194,6 +195,11 @@ Mutilate::Mutilate(const MutilateParams& p, const std::string& path)
     if (!iagen_.set_lambda(lambda()))
       throw ConfigError(path + "/iadist", "expected an inter-arrival distribution that can be scaled to --qps "
                                           "(not gev/fb_key/fb_value); got \"" + p.iadist + "\"");
+    // set_lambda() gives a generalized Pareto the mean 1/lambda only for shape < 1 (a finite mean);
+    // otherwise every gap is its location, 0 here: unbounded requests at one instant.
+    if (!iagen_.finite_mean())
+      throw ConfigError(path + "/iadist", "expected a distribution with a finite mean (pareto shape < 1); got \"" +
+                                              p.iadist + "\"");
   }
 }
 

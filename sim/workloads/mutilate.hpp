@@ -68,6 +68,8 @@ class Generator {
   /// Generator::set_lambda(): rescales to mean 1/lambda (GPareto: scale = (1-k)/lambda - (1-k) loc).
   /// False for a generator without set_lambda (GEV, fb_value).
   bool set_lambda(double lambda);
+  /// False for a generalized Pareto whose shape (>= 1) gives it no finite mean.
+  bool finite_mean() const { return kind_ != Kind::kGPareto || c_ < 1; }
   Kind kind() const { return kind_; }
   double a() const { return a_; }
   double b() const { return b_; }

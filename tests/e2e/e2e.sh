@@ -164,6 +164,14 @@ EOF
       --set 'platform.clients=[{"name":"c"},{"name":"c"}]'
     expect_bad_input '/nics/1/name: duplicate NIC name "eth0"' "$napisim" validate "$src/scenarios/quickstart.json" \
       --set 'nics[-]={"name":"eth0","irq_affinity":"4-7"}'
+    # mutilate inter-arrival gaps that collapse to 0 (scale 0, rate 0, or no finite mean to scale).
+    for ia in pareto:0,0,0.5 exponential:0 pareto:0,1,1; do
+      expect_bad_input '/workload/params/iadist' "$napisim" validate "$src/scenarios/karsten2024/defer10.json" \
+        --set "workload.params.iadist=\"$ia\""
+    done
+    # The server and a client on the same host of an XML platform.
+    expect_bad_input '/platform/clients/0/name: client "client0" is the server' "$napisim" run \
+      "$src/scenarios/examples/xml_platform.json" "${short[@]}" --set 'platform.server="client0"'
     ;;
   qa_set_paths_and_nulls)
     expect_bad_input "no array here to index (use [-] to append its first element)" "$napisim" validate \
