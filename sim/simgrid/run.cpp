@@ -86,7 +86,6 @@ Json validate_scenario(Json doc, const RunOptions& opt) {
   // without running it. An XML platform needs SimGrid's loader (one engine per process, and this
   // may be called many times): its host names are checked by run only.
   if (s.platform.xml.empty()) {
-    std::vector<ClientPath> paths;
     for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {
       const ClientSpec& c = s.platform.clients[i];
       if (c.name == s.platform.server)
@@ -94,14 +93,8 @@ Json validate_scenario(Json doc, const RunOptions& opt) {
       for (std::size_t j = 0; j < i; ++j)
         if (s.platform.clients[j].name == c.name)
           throw ConfigError("/platform/clients", "duplicate client name \"" + c.name + "\"");
-      ClientPath cp;
-      cp.name = c.name;
-      cp.latency_ns = c.link_latency_ns;
-      cp.bandwidth_gbps = c.link_gbps;
-      cp.nic = static_cast<int>(c.nic);
-      paths.push_back(cp);
     }
-    const Simulation check(s, paths);
+    const Simulation check(s, Simulation::standalone_paths(s));
   }
   return resolve_scenario(s);
 }
