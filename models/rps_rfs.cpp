@@ -39,9 +39,9 @@ struct RpsRfsParams {
 class RpsRfs : public RxModel {
  public:
   RpsRfs(const RpsRfsParams& p, std::string path) : p_(p), path_(std::move(path)) {}
-  void check(const Kernel& k) const override { (void)CpuMask::parse(p_.rps_cpus, k.nr_cpus(), path_ + "/rps_cpus"); }
+  void check(const Kernel& k) const override { (void)rps_cpus(k); }
   void attach(Kernel& k, const std::vector<int>& nics) override {
-    const CpuMask mask = CpuMask::parse(p_.rps_cpus, k.nr_cpus(), path_ + "/rps_cpus");
+    const CpuMask mask = rps_cpus(k);
     RpsState& st = k.enable_rps();
     std::vector<int> cpus;
     for (int c = mask.first(); c >= 0; c = mask.next(c)) cpus.push_back(c);
@@ -71,6 +71,7 @@ class RpsRfs : public RxModel {
   }
 
  private:
+  CpuMask rps_cpus(const Kernel& k) const { return CpuMask::parse(p_.rps_cpus, k.nr_cpus(), path_ + "/rps_cpus"); }
   RpsRfsParams p_;
   std::string path_;  // JSON pointer of the params, for errors
 };

@@ -29,16 +29,10 @@ struct ThreadedBusyPollParams {
 class ThreadedBusyPoll : public RxModel {
  public:
   ThreadedBusyPoll(const ThreadedBusyPollParams& p, std::string path) : p_(p), path_(std::move(path)) {}
-  void check(const Kernel& k) const override {
-    if (!p_.cpus.empty()) (void)CpuMask::parse(p_.cpus, k.nr_cpus(), path_ + "/cpus");
-  }
+  void check(const Kernel& k) const override { (void)poll_cpus(k); }
 
   void attach(Kernel& k, const std::vector<int>& nics) override {
-    std::vector<int> cpus;
-    if (!p_.cpus.empty()) {
-      const CpuMask m = CpuMask::parse(p_.cpus, k.nr_cpus(), path_ + "/cpus");
-      for (int c = m.first(); c >= 0; c = m.next(c)) cpus.push_back(c);
-    }
+    const std::vector<int> cpus = poll_cpus(k);
     std::size_t i = 0;
     for (int ni : nics) {
       for (auto& ch : k.nics()[static_cast<std::size_t>(ni)]->channels) {
@@ -75,6 +69,14 @@ class ThreadedBusyPoll : public RxModel {
     }
   }
 
+  /// The CPUs of `cpus` in order (empty: each NAPI's IRQ CPU).
+  std::vector<int> poll_cpus(const Kernel& k) const {
+    std::vector<int> cpus;
+    if (p_.cpus.empty()) return cpus;
+    const CpuMask m = CpuMask::parse(p_.cpus, k.nr_cpus(), path_ + "/cpus");
+    for (int c = m.first(); c >= 0; c = m.next(c)) cpus.push_back(c);
+    return cpus;
+  }
   ThreadedBusyPollParams p_;
   std::string path_;  // JSON pointer of the params, for errors
 };

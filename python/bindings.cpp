@@ -16,6 +16,7 @@
 #include "sim/core/json.hpp"
 #include "sim/model/model.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/params/json_util.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
@@ -98,6 +99,7 @@ PYBIND11_MODULE(_napisim, m) {
   m.def("list_models", &list_models, "Receive-path models as (name, summary) pairs, sorted by name.");
   m.def("describe", &describe, py::arg("name"),
         "A model's parameters as JSON text: name, summary, params[], schema, text (the CLI's table).");
+  m.attr("MAX_JSON_NESTING") = napisim::kMaxJsonNesting;
   m.def("build_info", [] {
     py::dict d;
     d["napisim_version"] = NAPISIM_VERSION;

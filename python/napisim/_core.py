@@ -111,7 +111,7 @@ def load_scenario(scenario: ScenarioLike = "quickstart", base_dir: Optional[str]
 # ----------------------------------------------------------------------------------------------
 # Checking values before they cross to the native core as JSON text
 
-MAX_NESTING = 256  # deepest object/array nesting a scenario may have: the native parser's limit (kMaxNesting)
+MAX_NESTING = _napisim.MAX_JSON_NESTING  # deepest object/array nesting a scenario may have: the native parser's limit
 
 
 def _too_deep() -> str:

@@ -28,3 +28,6 @@ def describe(name: str) -> str:
 
 def build_info() -> dict[str, str]:
     """napisim_version, git_sha, build_type of the native core."""
+
+MAX_JSON_NESTING: int
+"""Deepest object/array nesting a scenario may have (kMaxJsonNesting in sim/params/json_util.hpp)."""

@@ -21,7 +21,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxQuotedChars = 40;  // strings quoted in messages are cut here
-constexpr std::size_t kMaxNesting = 256;     // deepest object/array nesting a scenario may have
 
 // ---- parsing with duplicate-key detection ----
 
@@ -34,10 +33,8 @@ public:
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
         enter_child();
-        // Later passes (includes, --set, strict checks, copies) recurse per level: a bound here keeps
-        // a pathological document from exhausting the stack.
-        if (frames_.size() >= kMaxNesting)
-          throw ConfigError(pointer(), "nesting deeper than " + std::to_string(kMaxNesting) +
+        if (frames_.size() >= kMaxJsonNesting)
+          throw ConfigError(pointer(), "nesting deeper than " + std::to_string(kMaxJsonNesting) +
                                            " levels (a scenario needs a handful)");
         frames_.push_back(Frame{event == Json::parse_event_t::array_start, 0, {}, {}});
         break;
@@ -115,13 +112,15 @@ std::string set_message(const std::string& assignment, const std::string& why) {
   return "--set '" + assignment + "': " + why;
 }
 
-// `bracketed` (if given) gets, per token, whether it was written as an index (key[N], key[-]).
-std::vector<std::string> split_set_path(std::string_view path, const std::string& assignment,
-                                        std::vector<bool>* bracketed = nullptr) {
-  std::vector<std::string> tokens;
-  const auto mark = [&](bool b) {
-    if (bracketed) bracketed->push_back(b);
-  };
+// One step of a --set path: a key or an index; `bracketed` when written as key[N] or key[-] (so
+// that a missing container before it is an array).
+struct SetToken {
+  std::string text;
+  bool bracketed = false;
+};
+
+std::vector<SetToken> split_set_path(std::string_view path, const std::string& assignment) {
+  std::vector<SetToken> tokens;
   const auto bad = [&](const std::string& why) { return ConfigError("/", set_message(assignment, why)); };
   if (path.empty())
     throw bad("empty path");
@@ -142,8 +141,7 @@ std::vector<std::string> split_set_path(std::string_view path, const std::string
           throw bad("invalid escape in JSON pointer (use ~0 for '~' and ~1 for '/')");
         }
       }
-      tokens.push_back(std::move(token));
-      mark(false);
+      tokens.push_back({std::move(token), false});
       if (end == std::string_view::npos)
         break;
       start = end + 1;
@@ -159,14 +157,12 @@ std::vector<std::string> split_set_path(std::string_view path, const std::string
       const std::string_view key = token.substr(0, open);
       if (key.empty())
         throw bad("empty path component (use a JSON pointer such as /a/b for unusual keys)");
-      tokens.emplace_back(key);
-      mark(false);
+      tokens.push_back({std::string(key), false});
       for (std::size_t i = open; i != std::string_view::npos;) {
         const std::size_t close = token.find(']', i);
         if (token[i] != '[' || close == std::string_view::npos || close == i + 1)
           throw bad("malformed index in '" + std::string(token) + "' (expected key[N] or key[-])");
-        tokens.emplace_back(token.substr(i + 1, close - i - 1));
-        mark(true);
+        tokens.push_back({std::string(token.substr(i + 1, close - i - 1)), true});
         i = close + 1 == token.size() ? std::string_view::npos : close + 1;
       }
       if (end == std::string_view::npos)
@@ -303,14 +299,13 @@ void apply_set(Json& doc, std::string_view assignment) {
   const std::size_t eq = assignment.find('=');
   if (eq == std::string_view::npos)
     throw ConfigError("/", "--set expects path=value, got '" + whole + "'");
-  std::vector<bool> bracketed;
-  const std::vector<std::string> tokens = split_set_path(assignment.substr(0, eq), whole, &bracketed);
+  const std::vector<SetToken> tokens = split_set_path(assignment.substr(0, eq), whole);
   const std::string value_text(assignment.substr(eq + 1));
   Json value = Json::parse(
       value_text,
       [&whole](int depth, Json::parse_event_t, Json&) {
-        if (static_cast<std::size_t>(depth) > kMaxNesting)
-          throw ConfigError("/", set_message(whole, "nesting deeper than " + std::to_string(kMaxNesting) + " levels"));
+        if (static_cast<std::size_t>(depth) > kMaxJsonNesting)
+          throw ConfigError("/", set_message(whole, "nesting deeper than " + std::to_string(kMaxJsonNesting) + " levels"));
         return true;
       },
       /*allow_exceptions=*/false);
@@ -321,12 +316,11 @@ void apply_set(Json& doc, std::string_view assignment) {
   // arrays and scalars can fail the walk, and they fail before anything is created.
   Json* cur = &doc;
   std::string path;  // JSON pointer of *cur
-  for (std::size_t t = 0; t < tokens.size(); ++t) {
-    const std::string& token = tokens[t];
-    if (cur->is_null() && bracketed[t] && token != "-")
+  for (const auto& [token, bracketed] : tokens) {
+    if (cur->is_null() && bracketed && token != "-")
       throw ConfigError(path, set_message(whole, "no array here to index (use [-] to append its first element)"));
     if (cur->is_null())  // a missing (or null) intermediate: an array before key[-], else an object
-      *cur = bracketed[t] ? Json::array() : Json::object();
+      *cur = bracketed ? Json::array() : Json::object();
     if (cur->is_object()) {
       cur = &(*cur)[token];
       path = json_pointer_append(path, token);

@@ -4,6 +4,7 @@
 // pointer (RFC 6901) of the offending value, "/" for the document itself.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +13,11 @@
 #include "sim/core/json.hpp"
 
 namespace napisim {
+
+/// Deepest object/array nesting a scenario may have. Later passes (includes, --set, strict checks,
+/// copies) recurse per level, so parse_json_text() and --set values stop here with a ConfigError
+/// instead of exhausting the stack; the Python package applies the same limit (MAX_NESTING).
+inline constexpr std::size_t kMaxJsonNesting = 256;
 
 /// Parses `text` strictly. Syntax errors become ConfigError("/", "<source_name>: invalid JSON at line L, column C:
 /// <reason>"); a key repeated inside one object becomes ConfigError("/a/b", "duplicate key in <source_name>")

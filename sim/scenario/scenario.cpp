@@ -96,10 +96,18 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
   }
   if (s.platform.clients.empty()) throw ConfigError("/platform/clients", "expected at least one client");
   for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {
-    if (s.platform.clients[i].nic >= static_cast<std::int64_t>(s.nics.size()))
-      throw ConfigError("/platform/clients/" + std::to_string(i) + "/nic",
-                        "expected a NIC index < " + std::to_string(s.nics.size()) + ", got " +
-                            std::to_string(s.platform.clients[i].nic));
+    const std::string p = "/platform/clients/" + std::to_string(i);
+    const ClientSpec& c = s.platform.clients[i];
+    if (c.nic >= static_cast<std::int64_t>(s.nics.size()))
+      throw ConfigError(p + "/nic", "expected a NIC index < " + std::to_string(s.nics.size()) + ", got " +
+                                        std::to_string(c.nic));
+    // Hosts are named (SimGrid's, or the XML platform's): a client is neither the server nor
+    // another client.
+    if (c.name == s.platform.server) throw ConfigError(p + "/name", "client \"" + c.name + "\" is the server's host");
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.platform.clients[j].name == c.name)
+        throw ConfigError(p + "/name", "duplicate client name \"" + c.name + "\" (also /platform/clients/" +
+                                           std::to_string(j) + ")");
   }
   if (!s.platform.xml.empty()) {
     std::filesystem::path xml(s.platform.xml);

@@ -198,30 +198,42 @@ void RpcServer::client_receive(const Train& tr) {
   }
 }
 
+Nanos RpcServer::trace_pass_ns() const {
+  // A pass spans the trace and one mean gap after its last request (at least 1 ns, so that even an
+  // instant trace at a huge rate_scale lets time pass), scaled by rate_scale.
+  const Nanos span = load_.trace.back().t;
+  const Nanos gap = load_.trace.size() > 1 ? span / static_cast<Nanos>(load_.trace.size() - 1) : 1000;
+  return std::max<Nanos>(
+      1, static_cast<Nanos>(std::llround(static_cast<double>(span + std::max<Nanos>(gap, 1)) / load_.rate_scale)));
+}
+
 void RpcServer::check_offered_load() const {
-  // An open-loop or trace load above what the client links can carry never reaches a steady
-  // state: the idealised clients' transmit backlog (and the run's memory) would grow without
-  // bound. Each request needs at least its payload plus one minimal frame on the wire (84 bytes
-  // with preamble and inter-frame gap).
+  // An open-loop or repeating trace load above what the client links can carry never reaches a
+  // steady state: the idealised clients' transmit backlog (and the run's memory) would grow
+  // without bound. A request's wire bytes are the uplink's (WireTrain::wire_bytes()).
+  const NetParams& net = k_->params().net;
+  const auto wire_bytes = [&net](std::int64_t payload) {
+    return static_cast<double>(WireTrain{0, static_cast<std::uint32_t>(payload),
+                                         static_cast<std::uint32_t>(net.segs_of(payload)), false}
+                                   .wire_bytes());
+  };
   double rate = 0, bytes = 0;
   std::string ptr = path_;
   if (load_.kind == RpcLoad::Kind::kOpen) {
     rate = 1e9 / (load_.interarrival_ns.mean() * load_.gap_scale);
-    bytes = load_.request_size.mean();
+    bytes = wire_bytes(std::llround(load_.request_size.mean()));
     ptr += "/rate_rps";
   } else if (load_.kind == RpcLoad::Kind::kTrace && load_.repeat) {
-    const Nanos span = load_.trace.back().t;
     const auto n = static_cast<double>(load_.trace.size());
-    const double gap = load_.trace.size() > 1 ? static_cast<double>(span) / (n - 1) : 1000.0;
-    rate = n * 1e9 * load_.rate_scale / (static_cast<double>(span) + std::max(gap, 1.0));
-    for (const TraceRecord& r : load_.trace) bytes += static_cast<double>(r.request_size) / n;
+    rate = n * 1e9 / static_cast<double>(trace_pass_ns());
+    for (const TraceRecord& r : load_.trace) bytes += wire_bytes(r.request_size) / n;
     ptr += "/rate_scale";
   } else {
     return;
   }
   double link_gbps = 0;
   for (const ClientPath& cp : paths_) link_gbps += cp.bandwidth_gbps;
-  const double need_gbps = rate * (bytes + 84.0) * 8.0 / 1e9;
+  const double need_gbps = rate * bytes * 8.0 / 1e9;
   if (need_gbps > link_gbps)
     throw ConfigError(ptr, "offered load of " + format_number(rate) + " requests/s needs at least " +
                                format_number(need_gbps) + " Gb/s, more than the client links' " +
@@ -250,12 +262,7 @@ void RpcServer::trace_arrival() {
     send_request(flows_[static_cast<std::size_t>(flow_socks_[static_cast<std::size_t>(tr.flow)])], r);
     if (++trace_next_ == load_.trace.size()) {
       if (!load_.repeat) return;
-      // The next pass starts one mean gap after the last request.
-      const Nanos span = load_.trace.back().t;
-      const Nanos gap = load_.trace.size() > 1 ? span / static_cast<Nanos>(load_.trace.size() - 1) : 1000;
-      // At least 1 ns per pass, so that even an instant trace at a huge rate_scale lets time pass.
-      trace_base_ += std::max<Nanos>(1, static_cast<Nanos>(std::llround(
-                                            static_cast<double>(span + std::max<Nanos>(gap, 1)) / load_.rate_scale)));
+      trace_base_ += trace_pass_ns();  // the next pass starts one mean gap after the last request
       trace_next_ = 0;
     }
     const Nanos at = trace_base_ + static_cast<Nanos>(std::llround(

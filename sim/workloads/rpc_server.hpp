@@ -124,8 +124,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   const Histogram* latency_histogram() const override { return &hist_; }
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  /// Throws a ConfigError when an open-loop or repeating trace load exceeds the client links.
-  void check_offered_load() const;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
@@ -173,6 +171,10 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   void client_receive(const Train& tr);
   void after_response(Flow& f);
   void trace_arrival();
+  /// Throws a ConfigError when an open-loop or repeating trace load exceeds the client links.
+  void check_offered_load() const;
+  /// Simulated time from the start of one pass of a repeated trace to the next.
+  Nanos trace_pass_ns() const;
 
   RpcServerParams p_;
   RpcLoad load_;
