@@ -15,7 +15,9 @@
 //   ep_busy_loop()      epoll: busy-poll the epoll's NAPI (ep->napi_id, learned from ready
 //                       sockets) for busy_poll_usecs (or net.core.busy_poll), budget
 //                       busy_poll_budget (or BUSY_POLL_BUDGET 8); on timeout resume IRQs when
-//                       prefer_busy_poll and forget the NAPI id
+//                       prefer_busy_poll and forget the NAPI id; with event_poll_only (Gulati
+//                       2024, not merged) spin on the ready list alone, cond_resched() on
+//                       need_resched, until events or the timeout
 //   ep_poll()           events returned with prefer_busy_poll -> napi_suspend_irqs()
 //   sk_busy_loop()      a blocking tcp_recvmsg() on a socket with sk_ll_usec (SO_BUSY_POLL,
 //                       default net.core.busy_read) busy-polls sk_napi_id until the socket has
@@ -175,8 +177,14 @@ Proc<bool> Kernel::ep_busy_loop(Task& t, Epoll& ep) {
   if (!ep_busy_loop_on(ep)) co_return false;
   const std::int64_t usecs = ep_busy_poll_usecs(ep);
   if (ep.event_poll_only && usecs > 0) {
-    // Gulati 2024 (not merged): spin on the ready list only, no napi_poll.
-    co_await spin_until(t, nullptr, &ep, now() + usecs * kNsPerUs + 1);
+    // Gulati 2024 (not merged): spin on the ready list only, no napi_poll:
+    //   while (!ep_busy_loop_end(ep, start)) cond_resched();
+    // need_resched ends a spin only to yield; the loop goes on until events or the timeout.
+    const Nanos end = now() + usecs * kNsPerUs;
+    while (ep.ready.empty() && now() <= end) {
+      co_await spin_until(t, nullptr, &ep, end + 1);
+      co_await cond_resched(t);
+    }
     co_return !ep.ready.empty();
   }
   // Busy polling is on and the epoll has learned a NAPI (ep_busy_loop_on()).

@@ -366,6 +366,28 @@ TEST(BusyPollTest, EventPollAndUserspaceLoopNeverSleep) {
   EXPECT_LE(user.p50(), base.p50()) << "userspace loop p50";
 }
 
+// The patch's loop is "while (!ep_busy_loop_end(ep, start)) cond_resched();": need_resched only
+// makes the spinner yield, and it goes on spinning once it runs again; it never sleeps before
+// busy_poll_usecs pass. Two event-poll threads on one CPU share it by EEVDF slices (the tick sets
+// need_resched when the 3 ms slice is used up and the other is runnable): involuntary switches,
+// no wakeup. (Before this rule a preempted spinner went to sleep on the epoll and was woken later.)
+TEST(BusyPollTest, EventPollYieldsOnNeedReschedAndKeepsSpinning) {
+  Json doc = base_doc();
+  doc["workload"]["params"]["num_flows"] = 4;
+  doc["workload"]["params"]["num_threads"] = 2;
+  doc["workload"]["params"]["server_cpus"] = "5";
+  doc["models"] = Json::array({model("napi_irq"), model("epoll_event_poll", {{"busy_poll_usecs", 100000}})});
+  SimRun event = run(doc);
+  event.expect_conservation();
+  ASSERT_GT(event.rx(), 50u);
+  EXPECT_EQ(event.server_wakeups(), 0u);
+  std::uint64_t preempted = 0;
+  for (const auto& t : event.k().tasks())
+    if (t->name.rfind("tcp_rr/", 0) == 0) preempted += t->nivcsw;
+  EXPECT_GE(preempted, 4u) << "the two spinners should share CPU 5 by 3 ms slices";
+  EXPECT_GT(event.cls_pct(5, "system"), 90.0);
+}
+
 // ---- RPS / RFS ----
 
 Json rps_doc(const std::string& rps_cpus, std::int64_t entries) {
