@@ -237,6 +237,7 @@ struct Job {
   std::string scenario;
   std::vector<std::string> sets;
   std::int64_t seed = 1;
+  std::string origin;  // the target that asked for it ("/targets/3", "/targets/3/baseline"); not in key()
   std::string key() const {
     std::string k = scenario + "\n" + std::to_string(seed);
     for (const auto& s : sets) k += "\n" + s;
@@ -298,7 +299,7 @@ class Runner {
         if (e.size() > 2000) e = e.substr(e.size() - 2000);
         const std::string what = "simulation failed (exit " + std::to_string(rc) + ") for " + job->scenario +
                                  " seed " + std::to_string(job->seed) + ": " + e;
-        if (rc == 2) throw ConfigError("/targets", what);
+        if (rc == 2) throw ConfigError(job->origin, what);
         throw std::runtime_error(what);
       }
       Json result = parse_json_text(read_file(out), "simulation output");
@@ -372,8 +373,9 @@ class Evaluator {
   /// Simulated value of each target (mean and CI over seeds) for each parameter vector.
   std::vector<std::vector<Eval>> evaluate(const std::vector<Eigen::VectorXd>& ps, const std::vector<std::size_t>& which) {
     std::vector<Job> jobs;
-    auto job = [&](const RunSpec& r, const Eigen::VectorXd& p, std::int64_t seed) {
+    auto job = [&](const RunSpec& r, const Eigen::VectorXd& p, std::int64_t seed, std::string origin) {
       Job j;
+      j.origin = std::move(origin);
       j.scenario = r.scenario;
       j.sets = t_.sets;
       j.sets.insert(j.sets.end(), extra_.begin(), extra_.end());
@@ -386,8 +388,9 @@ class Evaluator {
     for (const auto& p : ps)
       for (std::size_t i : which)
         for (std::int64_t seed : t_.seeds) {
-          jobs.push_back(job(t_.targets[i].run, p, seed));
-          if (t_.targets[i].relative) jobs.push_back(job(t_.targets[i].baseline, p, seed));
+          const std::string origin = "/targets/" + std::to_string(i);
+          jobs.push_back(job(t_.targets[i].run, p, seed, origin));
+          if (t_.targets[i].relative) jobs.push_back(job(t_.targets[i].baseline, p, seed, origin + "/baseline"));
         }
     const std::vector<const Json*> sums = runner_.run(jobs);
     std::vector<std::vector<Eval>> out;

@@ -72,10 +72,18 @@ void check_output_file(const std::string& path, const std::string& option) {
 
 // A file the user named that cannot be written (no such directory, a read-only or special
 // filesystem, a full disk) is bad input, not an internal error. write_file_atomic() leaves no
-// partial file behind.
+// partial file behind; write_files_atomic() no partial set of files.
 void write_output(const std::string& path, std::string_view content, const std::string& option) {
   try {
     napisim::output::write_file_atomic(path, content);
+  } catch (const std::runtime_error& e) {
+    throw napisim::ConfigError(option, e.what());
+  }
+}
+
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& files, const std::string& option) {
+  try {
+    napisim::output::write_files_atomic(files);
   } catch (const std::runtime_error& e) {
     throw napisim::ConfigError(option, e.what());
   }
@@ -96,9 +104,10 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
   const std::string text = format_result(result, format);
   if (!out_dir.empty()) {
     namespace out = napisim::output;
-    write_output(out_dir + "/result.json", out::format_json(result), "--out");
-    write_output(out_dir + "/result.csv", out::format_csv(result), "--out");
-    write_output(out_dir + "/result.txt", format_result(result, "text"), "--out");
+    write_outputs({{out_dir + "/result.json", out::format_json(result)},
+                   {out_dir + "/result.csv", out::format_csv(result)},
+                   {out_dir + "/result.txt", format_result(result, "text")}},
+                  "--out");
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;

@@ -391,7 +391,14 @@ std::string errno_text(int err) {
 
 // -----------------------------------------------------------------------------------------------------
 
-void write_file_atomic(const std::string& path, std::string_view content) {
+namespace {
+
+/// A target's content, written and synced under a temp name in the target's directory.
+struct Staged {
+  std::string tmp, path, dir;
+};
+
+Staged stage_file(const std::string& path, std::string_view content) {
   const std::size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -424,14 +431,44 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   if (std::fclose(f) != 0) {
     fail_atomic(nullptr, -1, tmp, path, "close", errno);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    fail_atomic(nullptr, -1, tmp, path, "rename", errno);
+  return Staged{tmp, path, dir};
+}
+
+void commit_file(const Staged& s) {
+  if (::rename(s.tmp.c_str(), s.path.c_str()) != 0) {
+    fail_atomic(nullptr, -1, s.tmp, s.path, "rename", errno);
   }
   // Make the rename itself durable; best effort (some filesystems refuse fsync on directories).
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = ::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     (void)::fsync(dfd);
     ::close(dfd);
+  }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  commit_file(stage_file(path, content));
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<Staged> staged;
+  staged.reserve(files.size());
+  try {
+    for (const auto& [path, content] : files) staged.push_back(stage_file(path, content));
+  } catch (...) {
+    for (const Staged& s : staged) ::unlink(s.tmp.c_str());
+    throw;
+  }
+  // Every file is written: only renames are left, which do not run out of space.
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    try {
+      commit_file(staged[i]);
+    } catch (...) {
+      for (std::size_t j = i + 1; j < staged.size(); ++j) ::unlink(staged[j].tmp.c_str());
+      throw;
+    }
   }
 }
 

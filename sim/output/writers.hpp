@@ -13,6 +13,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "sim/core/json.hpp"
 
@@ -22,6 +24,11 @@ namespace napisim::output {
 /// `path`: readers see the old file or the new one, never a half-written one. On any failure the temp
 /// file is removed and std::runtime_error("<path>: <what>: <strerror>") is thrown.
 void write_file_atomic(const std::string& path, std::string_view content);
+
+/// Several files as one set: each (path, content) is written and synced under a temp name first,
+/// and only when all are written are they renamed over their targets. A failure while writing
+/// (a full disk, say) removes every temp file and leaves every target as it was.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 /// result.dump(2) plus a trailing newline (invalid UTF-8 is replaced, never thrown on).
 std::string format_json(const Json& result);

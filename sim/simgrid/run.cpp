@@ -91,7 +91,11 @@ Json make_context(const Json& resolved) {
   c["napisim_version"] = NAPISIM_VERSION;
   c["git_sha"] = NAPISIM_GIT_SHA;
   c["build_type"] = NAPISIM_BUILD_TYPE;
+#if defined(__clang__)
+  c["compiler"] = std::string("clang++ ") + __clang_version__;  // __VERSION__ already says "Clang"
+#else
   c["compiler"] = std::string("g++ ") + __VERSION__;
+#endif
   c["simgrid_version"] = std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR);
   c["scenario"] = resolved.value("name", "unnamed");
   c["scenario_sha256"] = sha256_hex(resolved.dump());

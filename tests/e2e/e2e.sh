@@ -373,6 +373,10 @@ JSON
     # A metric missing from the results is found at the first evaluation (after the header line).
     expect_rc 2 "$napisim" calibrate <(sed 's/latency_p50/latency_p42/' t.json) --dry-run -j 1
     grep -q '^napisim: error: /targets/0/metric: no numeric summary value "latency_p42"' cmd.err || fail "metric error"
+    # A simulation the point asked for that rejects its input names the point (here its baseline).
+    expect_rc 2 "$napisim" calibrate <(sed 's/num_flows": 8/num_flows": -3/' t.json) --dry-run -j 1
+    grep -q '^napisim: error: /targets/1/baseline: simulation failed (exit 2) .*/workload/params/num_flows' cmd.err ||
+      fail "a failed point's simulation is not named by its point"
     ;;
   pgo_same_results)
     # A profile-guided build (tools/build.sh) must simulate exactly what the same code compiled

@@ -184,6 +184,32 @@ TEST(WriteFileAtomicTest, FailedRenameRemovesTheTempFileAndKeepsTheTarget) {
   EXPECT_EQ(read_file(target + "/keep"), "kept");
 }
 
+// write_files_atomic: all of a set or none (the CLI's --out writes result.json, .csv and .txt).
+TEST(WriteFilesAtomicTest, WritesEveryFileOfTheSet) {
+  TempDir dir;
+  write_files_atomic({{dir.path() + "/a.json", "A"}, {dir.path() + "/b.csv", "B"}});
+  EXPECT_EQ(read_file(dir.path() + "/a.json"), "A");
+  EXPECT_EQ(read_file(dir.path() + "/b.csv"), "B");
+  EXPECT_EQ(list_dir(dir.path()), (std::vector<std::string>{"a.json", "b.csv"}));
+}
+
+TEST(WriteFilesAtomicTest, AFailedWriteLeavesEveryTargetAsItWas) {
+  TempDir dir;
+  const std::string a = dir.path() + "/a.json";
+  write_file_atomic(a, "old A");
+  // The second file cannot be written: the first, already written under its temp name, must not
+  // replace the old A, and no temp file may be left.
+  const std::string bad = dir.path() + "/no/such/dir/b.csv";
+  try {
+    write_files_atomic({{a, "new A"}, {bad, "B"}, {dir.path() + "/c.txt", "C"}});
+    FAIL() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(a), "old A");
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"a.json"});
+}
+
 // ---------------------------------------------------------------------------------------------------
 // JSON and CSV
 
