@@ -8,10 +8,9 @@
 //                       stop when loop_end() (events, or the busy-poll time is up); on need_resched
 //                       release ownership (busy_poll_stop) and cond_resched(); IRQs stay masked
 //                       while IN_BUSY_POLL (napi_complete_done returns false)
-//   busy_poll_stop()    clear IN_BUSY_POLL; with prefer_busy_poll and irq_suspend_timeout (or else
-//                       napi_defer_hard_irqs + gro_flush_timeout), arm the timer and skip the
-//                       final schedule; one more poll
-//                       to re-enable interrupts; a full poll hands the rest to softirq
+//   busy_poll_stop()    clear IN_BUSY_POLL; with prefer_busy_poll and napi_defer_hard_irqs +
+//                       gro_flush_timeout, arm the timer and skip the final schedule; one more
+//                       poll to re-enable interrupts; a full poll hands the rest to softirq
 //   ep_busy_loop()      epoll: busy-poll the epoll's NAPI (ep->napi_id, learned from ready
 //                       sockets) for busy_poll_usecs (or net.core.busy_poll), budget
 //                       busy_poll_budget (or BUSY_POLL_BUDGET 8); on timeout resume IRQs when
@@ -140,14 +139,11 @@ Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
   local_bh_disable(t);
   bool skip_schedule = false;
   if (prefer) {
-    // v6.13 "net: Suspend softirq when prefer_busy_poll is set": irq_suspend_timeout, when set,
-    // replaces the defer_hard_irqs/gro_flush_timeout re-arm (kernel-napi.md 3.3).
-    Nanos timeout = n.irq_suspend_timeout;
-    if (!timeout) {
-      n.defer_hard_irqs_count = n.defer_hard_irqs;
-      if (n.defer_hard_irqs_count) timeout = n.gro_flush_timeout;
-    }
-    if (timeout) {
+    // The defer_hard_irqs/gro_flush_timeout re-arm (kernel-napi.md 3.4); irq_suspend_timeout is
+    // only napi_suspend_irqs()'s (the v6 patch that also used it here was dropped in v7).
+    n.defer_hard_irqs_count = n.defer_hard_irqs;
+    const Nanos timeout = n.gro_flush_timeout;
+    if (n.defer_hard_irqs_count && timeout) {
       n.timer_cpu = t.cpu;
       n.timer.arm(host_.queue(), now() + timeout, Prio::kTimer, this, kNapiTimer, static_cast<std::uint64_t>(n.id));
       skip_schedule = true;

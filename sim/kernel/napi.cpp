@@ -54,14 +54,10 @@ bool Kernel::napi_complete_done(Cpu& c, Napi& n, int work_done) {
     // GRO held packets: trains are delivered whole here, so nothing is held at completion.
     n.defer_hard_irqs_count = n.defer_hard_irqs;
   }
-  // v6.13 "net: Suspend softirq when prefer_busy_poll is set" (Martin Karsten): while a busy
-  // poller has asked for the NAPI (PREFER_BUSY_POLL), irq_suspend_timeout replaces the
-  // napi_defer_hard_irqs / gro_flush_timeout deferral (kernel-napi.md 3.3).
-  if (n.state & kPreferBusyPoll) {
-    timeout = n.irq_suspend_timeout;
-    if (timeout) ret = false;
-  }
-  if (ret && n.defer_hard_irqs_count > 0) {
+  // irq_suspend_timeout plays no part here: the IRQ-suspension series' "net: Suspend softirq when
+  // prefer_busy_poll is set" (v6 2/7) was dropped in v7, whose numbers karsten2024 quotes, and is
+  // not in mainline (kernel-napi.md 2.5, 3.3).
+  if (n.defer_hard_irqs_count > 0) {
     --n.defer_hard_irqs_count;
     timeout = n.gro_flush_timeout;
     if (timeout) ret = false;
