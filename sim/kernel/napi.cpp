@@ -160,6 +160,9 @@ Proc<void> Kernel::napi_threaded_poll(Task& t, Napi& n) {
       bool repoll = false;
       co_await napi_poll(Ctx{t.cpu, &t, 0, CpuClass::kKthread}, n, repoll);
       cpu(t.cpu).sd.in_napi_threaded_poll = false;
+      // "if (sd_has_rps_ipi_waiting(sd)) net_rps_action_and_irq_enable(sd)": enqueue_to_backlog()
+      // raised no NET_RX for remote backlogs while in_napi_threaded_poll, so their IPIs go now.
+      net_rps_send_ipis(cpu(t.cpu));
       co_await local_bh_enable(t);
       if (!repoll) break;
       co_await cond_resched(t);

@@ -437,6 +437,27 @@ TEST(RpsTest, RpsProcessesOnTargetCpusAfterIpi) {
   }
 }
 
+// napi_threaded_poll_loop() (v6.4+) polls with sd->in_napi_threaded_poll set, so
+// enqueue_to_backlog() raises no NET_RX for a remote backlog; the kthread sends the pending RPS
+// IPIs itself after each poll (net_rps_action_and_irq_enable). Without that, nothing ever tells
+// the targets (threaded NAPI raises no softirq on the IRQ CPUs) and their backlogs stall.
+TEST(RpsTest, ThreadedNapiSendsItsRpsIpis) {
+  Json doc = rps_doc("4-7", 0);
+  doc["models"] = Json::array({model("napi_threaded"), model("rps_rfs", {{"rps_cpus", "4-7"}})});
+  SimRun thr = run(doc);
+  SimRun irq = run(rps_doc("4-7", 0));
+  thr.expect_conservation();
+  ASSERT_GT(irq.rx(), 500u);
+  EXPECT_GT(thr.rx(), irq.rx() / 2) << "threaded " << thr.rx() << " softirq " << irq.rx();
+  std::uint64_t target_processed = 0;
+  for (int c = 4; c < 8; ++c) {
+    EXPECT_GT(thr.k().cpu(c).sd.received_rps, 0u) << "cpu " << c;
+    target_processed += thr.processed(c);
+  }
+  EXPECT_NEAR(static_cast<double>(target_processed), static_cast<double>(thr.rx()), 0.02 * static_cast<double>(thr.rx()) + 20);
+  EXPECT_EQ(thr.summary()["backlog_drops"].get<std::uint64_t>(), 0u);
+}
+
 // Willem de Bruijn (validation-targets.md 3): RPS must never select a CPU outside rps_cpus.
 TEST(RpsTest, GetRpsCpuStaysInsideRpsCpusWithoutRfs) {
   Json doc = rps_doc("1,3,6", 0);
