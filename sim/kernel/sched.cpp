@@ -276,11 +276,12 @@ Task* Kernel::pick_next_task(Cpu& c) {
 void Kernel::schedule(Cpu& c) {
   update_exec(c);
   Task* prev = c.curr;
+  bool preempted = false;
   if (prev) {
     charge_curr(c);
     if (prev->state == TaskState::kRunning) {
       prev->state = TaskState::kRunnable;
-      ++prev->nivcsw;
+      preempted = true;
     }
     prev->last_ran = host_.now();
   }
@@ -289,6 +290,7 @@ void Kernel::schedule(Cpu& c) {
   if (!next && kp_.sched.newidle_balance && newidle_balance(c)) next = pick_next_task(c);
   if (next != prev) {
     ++c.ctx_switches;
+    if (preempted) ++prev->nivcsw;  // __schedule(): ++*switch_count only if prev != next
     if (next) c.switch_remaining = costs_.ctx_switch_ns;
     else c.switch_remaining = 0;
   }

@@ -591,6 +591,29 @@ TEST(KernelTest, TwoNiceZeroHogsShareOneCpuEqually) {
   EXPECT_LE(std::llabs(f.a - f.b), ms(4));
 }
 
+// __schedule() counts a switch (nvcsw/nivcsw, nr_switches) only when it picks another task: a
+// cond_resched() that finds need_resched set but nothing else runnable re-picks the same task.
+TEST(KernelTest, ReschedulingThatRepicksTheSameTaskIsNoSwitch) {
+  Rig r(shape(1), KernelParams{}, zero_costs());
+  Task& a = r.k.create_task("a", TaskKind::kKthread, r.only(0));
+  start(r.k, a, kernel_hog(r.k, a));
+  r.run_to(ms(1));
+  const std::uint64_t switches = r.cpu(0).ctx_switches;
+  for (int i = 1; i <= 5; ++i) {
+    r.cpu(0).need_resched = true;  // as a tick or a wakeup elsewhere would leave it
+    r.run_to(ms(1) + i * us(100) + 1);
+  }
+  EXPECT_FALSE(r.cpu(0).need_resched) << "cond_resched() should have seen the flag";
+  EXPECT_EQ(a.nivcsw, 0u);
+  EXPECT_EQ(r.cpu(0).ctx_switches, switches);
+  // With a second task the same rescheduling points do switch, and each counts once.
+  Task& b = r.k.create_task("b", TaskKind::kKthread, r.only(0));
+  start(r.k, b, kernel_hog(r.k, b));
+  r.run_to(ms(50));
+  EXPECT_GT(a.nivcsw + b.nivcsw, 0u);
+  EXPECT_EQ(a.nivcsw + b.nivcsw + a.nvcsw + b.nvcsw, r.cpu(0).ctx_switches - switches);
+}
+
 TEST(KernelTest, NiceWeightsSetTheShare) {
   // nice 0 vs nice -20: weights 1024 : 88761, so nice 0 gets 1024 / 89785 = 1.1405 % of the CPU.
   // Over 4 s that is 45.62 ms; the lag bound keeps the error within a slice or so (~2 %).
