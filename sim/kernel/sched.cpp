@@ -225,7 +225,14 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu) {
     return true;
   }
   update_exec(dst);
+  const bool flagged = dst.need_resched;
   enqueue_task(dst, t, flags);
+  if (!flagged && dst.need_resched) {
+    // enqueue_entity()'s update_curr() found the running task's slice used up: update_deadline()'s
+    // resched_curr() interrupts a remote CPU now (IPI), not at its next tick.
+    dst.need_resched = false;
+    resched_curr(dst, this_cpu);
+  }
   check_preempt(dst, t, this_cpu);
   // A remote target acts on need_resched only when the resched IPI that resched_curr() sent
   // arrives (scheduler_ipi()); re-evaluating it here would preempt the remote task at once.

@@ -692,6 +692,41 @@ TEST(KernelTest, EevdfWakeupPreemptionRespectsRunToParity) {
   EXPECT_EQ(wake_switch_time("eevdf", SchedPolicy::kBatch, -5, us(1100)), ms(2));
 }
 
+// A wakeup onto a busy remote CPU runs enqueue_entity() -> update_curr() there first; if that
+// finds the running task's slice used up with others queued, update_deadline() calls
+// resched_curr(), which interrupts the remote CPU (IPI) now rather than at its next tick.
+// EEVDF, HZ 250 (ticks at 4 ms), base slice 500 us: A and C are CPU 0 hogs in 20 ms segments; A
+// runs and its slice ends unseen at ~0.5 ms (no tick, no segment end). B is woken from CPU 1 at
+// 2 ms: the resched IPI lands 1 us later and CPU 0 switches away from A at 2.001 ms, not at 4 ms.
+TEST(KernelTest, RemoteWakeupThatFindsTheSliceUsedUpReschedulesByIpi) {
+  KernelParams kp;
+  kp.sched.algo = "eevdf";
+  kp.sched.base_slice_ns = 500000;
+  kp.hz = 250;
+  CostParams c = zero_costs();
+  c.ipi_latency_ns = 1000;
+  Rig r(shape(2), kp, c);
+  At at(r.host);
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& b = r.k.create_task("b", TaskKind::kUser, r.only(0));
+  start(r.k, b, sleeper(r.k, b, wq, &got, ms(1)));
+  r.run_to(0);
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
+  start(r.k, a, hog(r.k, a, CpuClass::kUser, ms(20)));
+  Task& cc = r.k.create_task("c", TaskKind::kUser, r.only(0));
+  start(r.k, cc, hog(r.k, cc, CpuClass::kUser, ms(20)));
+  r.run_to(ms(1));
+  ASSERT_EQ(r.cpu(0).curr, &a);
+  const std::uint64_t switches = r.cpu(0).ctx_switches;
+  at(ms(2), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  r.run_to(ms(2) + 999);
+  EXPECT_EQ(r.cpu(0).curr, &a) << "the IPI is still in flight";
+  r.run_to(ms(2) + us(1) + 1);
+  EXPECT_NE(r.cpu(0).curr, &a);
+  EXPECT_EQ(r.cpu(0).ctx_switches, switches + 1);
+}
+
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
   // CFS v5.10, 2 CPUs: latency 12 ms, wakeup_gran 2 ms. B (nice 0) slept since t=0; A runs from
   // t=0 (START_DEBIT: A.v = 12 ms + runtime). Woken at 10.5 ms: min_vruntime = A.v = 22.5 ms,
