@@ -573,6 +573,9 @@ class Kernel : public EventSink, public WakeView {
   bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
   bool lazy_rx_ = true;                  // set_lazy_rx()
   bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
+  // net_rx_action() refills its list from poll_list and ____napi_schedule() raises no NET_RX inside
+  // it (8b43fd3d1d7d, v6.4): kp_.ksoftirqd_mode "v6.5"; the older modes run the code before it.
+  bool net_rx_refill_ = true;
   WakeParams wake_params_;
   Nanos tick_ns_;
   int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)

@@ -3,7 +3,8 @@
 //   napi_schedule_prep()    take SCHED or record MISSED
 //   ____napi_schedule()     threaded: set SCHED_THREADED and wake the kthread; else add to this
 //                           CPU's poll_list and __raise_softirq_irqoff(NET_RX) unless
-//                           in_net_rx_action (8b43fd3d1d7d)
+//                           in_net_rx_action (8b43fd3d1d7d, v6.4; ksoftirqd_mode "v6.5" -- the
+//                           older modes raise always and net_rx_action() does not refill)
 //   net_rx_action()         netdev_budget (300) and netdev_budget_usecs (2 jiffies) with the budget
 //                           checked after each poll, round robin via the repoll list,
 //                           time_squeeze, re-raise
@@ -43,7 +44,7 @@ void Kernel::napi_schedule_local(Cpu& c, Napi& n) {
   }
   c.sd.poll_list.push_back(&n);
   n.list_owner = c.id;
-  if (!c.sd.in_net_rx_action) raise_softirq_irqoff(c, softirq_nr::kNetRx);
+  if (!net_rx_refill_ || !c.sd.in_net_rx_action) raise_softirq_irqoff(c, softirq_nr::kNetRx);
 }
 
 bool Kernel::napi_complete_done(Cpu& c, Napi& n, int work_done) {
@@ -117,6 +118,16 @@ Proc<void> Kernel::net_rx_action(Ctx ctx) {
   list.splice_tail(sd.poll_list);
   for (;;) {
     if (list.empty()) {
+      if (!net_rx_refill_) {
+        // Before v6.4: "if (!sd_has_rps_ipi_waiting(sd) && list_empty(&repoll)) goto out;". NAPIs
+        // scheduled meanwhile stay on poll_list with NET_RX raised: __do_softirq()'s restart (or
+        // ksoftirqd) polls them, not this invocation.
+        if (repoll.empty() && sd.rps_ipi_list.empty()) {
+          sd.in_net_rx_action = false;
+          co_return;
+        }
+        break;
+      }
       if (repoll.empty()) {
         sd.in_net_rx_action = false;
         if (!sd.poll_list.empty()) {  // goto start: ____napi_schedule() refilled poll_list

@@ -126,7 +126,8 @@ struct KernelParams {
       Range{100, 1000});
     v("ksoftirqd_mode", &KernelParams::ksoftirqd_mode, "",
       "softirq hand-off: pre-4.9 (inline unless over budget), 4.9-6.4 (\"let ksoftirqd do its job\": no inline "
-      "softirq while ksoftirqd is runnable), v6.5 (reverted)",
+      "softirq while ksoftirqd is runnable), v6.5 (reverted); the two older modes also run net_rx_action() as "
+      "before v6.4 (a NAPI scheduled during it waits for a softirq restart)",
       Choices{"pre-4.9", "4.9-6.4", "v6.5"});
     v("irq_time_accounting", &KernelParams::irq_time_accounting, "",
       "CONFIG_IRQ_TIME_ACCOUNTING: softirq time on top of a task is not charged to its vruntime");

@@ -131,7 +131,9 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
     if (target != this_cpu) {
       if (std::find(mysd.rps_ipi_list.begin(), mysd.rps_ipi_list.end(), target) == mysd.rps_ipi_list.end())
         mysd.rps_ipi_list.push_back(target);
-      if (!mysd.in_net_rx_action && !mysd.in_napi_threaded_poll) raise_softirq_irqoff(cpu(this_cpu), softirq_nr::kNetRx);
+      // Before v6.4 rps_ipi_queued() always raised NET_RX (the IPIs go at its end).
+      if (!net_rx_refill_ || (!mysd.in_net_rx_action && !mysd.in_napi_threaded_poll))
+        raise_softirq_irqoff(cpu(this_cpu), softirq_nr::kNetRx);
     } else {
       napi_schedule_local(cpu(this_cpu), sd.backlog);
     }

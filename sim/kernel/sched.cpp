@@ -28,6 +28,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   smt_speed_milli_ = static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5);
   preempt_full_ = kp_.sched.preempt == "full";
   ksoftirqd_era_ = kp_.ksoftirqd_mode == "4.9-6.4";
+  net_rx_refill_ = kp_.ksoftirqd_mode == "v6.5";
   fair_params_.algo = kp_.sched.algo == "cfs" ? FairParams::Algo::kCfs : FairParams::Algo::kEevdf;
   fair_params_.nr_cpus = topo_.nr_cpus();
   fair_params_.base_slice_ns = kp_.sched.base_slice_ns;

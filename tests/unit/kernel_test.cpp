@@ -1473,6 +1473,39 @@ TEST(KernelTest, NetRxActionPollsFiveTimesThenSqueezesAndReraises) {
   EXPECT_EQ(c0.softirq_runs, 1u);
 }
 
+// A NAPI scheduled on this CPU while net_rx_action() runs: since v6.4 (8b43fd3d1d7d)
+// ____napi_schedule() raises no NET_RX there and net_rx_action() refills its list from poll_list
+// ("goto start"), polling it in the same pass; before, NET_RX was raised and net_rx_action()
+// returned when its list ran out, so __do_softirq() restarted for it (one more softirq entry).
+// Two queues on CPU 0, 10 packets each, q1's at 5 us while q0 is being polled (entry 500 ns,
+// 1000 ns a packet): v6.5 mode 1 entry + 20 packets, the 4.9-6.4 mode 2 entries + 20 packets.
+Nanos softirq_time_with_napi_scheduled_mid_poll(const std::string& mode) {
+  CostParams c = zero_costs();
+  c.softirq_entry_ns = 500;
+  c.rx_pkt_ns = 1000;
+  KernelParams kp;
+  kp.ksoftirqd_mode = mode;
+  Rig r(shape(1), kp, c);
+  NicParams np = one_queue_nic(1024);
+  np.queues = 2;
+  Nic& nic = r.k.add_nic(np, "/nic");
+  const int s0 = r.k.add_socket(0, 0).id, s1 = r.k.add_socket(0, 1).id;
+  At at(r.host);
+  at(0, [&] { flood(r.k, s0, 10); });
+  at(us(5), [&] { flood(r.k, s1, 10); });
+  r.run_to(ms(1));
+  EXPECT_EQ(r.cpu(0).sd.processed, 20u) << mode;
+  EXPECT_EQ(nic.channels[1]->napi.polls, 1u) << mode;
+  EXPECT_EQ(r.cpu(0).softirq_runs, 1u) << mode;  // one __do_softirq(), restarted or not
+  return r.cpu(0).time[kSoftirq];
+}
+
+TEST(KernelTest, NetRxActionRefillsFromPollListSinceV64) {
+  EXPECT_EQ(softirq_time_with_napi_scheduled_mid_poll("v6.5"), 500 + 20 * 1000);
+  EXPECT_EQ(softirq_time_with_napi_scheduled_mid_poll("4.9-6.4"), 2 * 500 + 20 * 1000);
+  EXPECT_EQ(softirq_time_with_napi_scheduled_mid_poll("pre-4.9"), 2 * 500 + 20 * 1000);
+}
+
 TEST(KernelTest, NapiCompleteDoneRearmsOnlyBelowWeight) {
   // Exactly 64 packets: the first poll returns 64 == weight, so the core keeps the NAPI (repoll,
   // no completion, IRQ stays masked); net_rx_action ends with budget left (no squeeze) and
