@@ -652,6 +652,13 @@ Proc<void> chain_hog(Kernel& k, Task& t, int mode) {
 /// policy) sleeps at t=0 with lag 0; hog A (nice 0, CPU 0) starts at t=0 (deadline = half a
 /// slice = 500 us, RUN_TO_PARITY marker vlag == deadline). B is woken from CPU 1 at `wake_at`;
 /// returns when B got CPU 0. `chain_mode` >= 0: A is chain_hog(mode) instead of a user hog.
+/// Zero costs but a 1 us IPI latency: the wakeup-preemption tests' machine.
+CostParams ipi_only_costs() {
+  CostParams c = zero_costs();
+  c.ipi_latency_ns = 1000;
+  return c;
+}
+
 Nanos wake_switch_time(const std::string& algo, SchedPolicy b_policy, int b_nice, Nanos wake_at,
                        const std::string& preempt = "voluntary", int chain_mode = -1) {
   KernelParams kp;
@@ -703,9 +710,7 @@ TEST(KernelTest, RemoteWakeupThatFindsTheSliceUsedUpReschedulesByIpi) {
   kp.sched.algo = "eevdf";
   kp.sched.base_slice_ns = 500000;
   kp.hz = 250;
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
-  Rig r(shape(2), kp, c);
+  Rig r(shape(2), kp, ipi_only_costs());
   At at(r.host);
   WaitQueue wq;
   std::vector<Nanos> got;
