@@ -563,6 +563,8 @@ class Kernel : public EventSink, public WakeView {
   void task_exit(Task& t);
   void ensure_tick(Cpu& c);
   int select_task_rq(Task& t, int this_cpu);
+  /// find_lowest_rq() (rt.c): an allowed CPU at the lowest RT priority level below t's, or -1.
+  int find_lowest_rq(const Task& t, int this_cpu);
 
   HostModel& host_;
   const Topology& topo_;

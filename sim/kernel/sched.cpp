@@ -182,9 +182,17 @@ int Kernel::select_task_rq(Task& t, int this_cpu) {
   // core.c select_task_rq()'s nr_cpus_allowed == 1 rule is select_task_rq_fair()'s first test
   // (wake.cpp); for an RT task the rule below already gives that one CPU.
   if (is_rt_policy(t.se.policy)) {
-    // select_task_rq_rt(): stay on the previous CPU unless an RT task of higher priority runs there.
-    if (t.allowed.test(t.cpu)) return t.cpu;
-    return t.allowed.first();
+    // select_task_rq_rt(): stay on the previous CPU unless an RT task of higher or equal priority
+    // (or one that cannot move) runs there; then take find_lowest_rq()'s CPU if it runs nothing
+    // more important than t.
+    int c = t.allowed.test(t.cpu) ? t.cpu : t.allowed.first();
+    const Task* curr = cpu(c).curr;
+    if (curr && is_rt_policy(curr->se.policy) &&
+        (curr->allowed.count() < 2 || curr->se.rt_priority >= t.se.rt_priority)) {
+      const int target = find_lowest_rq(t, this_cpu);
+      if (target >= 0 && t.se.rt_priority > cpu(target).rt->highest_priority()) c = target;
+    }
+    return c;
   }
   t.wakee.prev_cpu = t.cpu;
   Cpu& w = cpu(this_cpu);
@@ -333,6 +341,34 @@ void Kernel::scheduler_tick(Cpu& c) {
     llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
     periodic_balance(c);
   }
+}
+
+int Kernel::find_lowest_rq(const Task& t, int this_cpu) {
+  // cpupri_find(): the lowest priority level (no RT task = CPUPRI_NORMAL, idle included) below t's
+  // that has allowed CPUs.
+  int lowest = t.se.rt_priority;
+  for (int c = t.allowed.first(); c >= 0; c = t.allowed.next(c)) lowest = std::min(lowest, cpu(c).rt->highest_priority());
+  if (lowest >= t.se.rt_priority) return -1;
+  auto in_mask = [&](int c) { return c >= 0 && t.allowed.test(c) && cpu(c).rt->highest_priority() == lowest; };
+  if (in_mask(t.cpu)) return t.cpu;
+  if (!in_mask(this_cpu)) this_cpu = -1;
+  // for_each_domain(task_cpu): SMT, LLC, node, machine (all SD_WAKE_AFFINE): the waking CPU if in
+  // the span, else a CPU of the mask in it. The kernel rotates that pick
+  // (cpumask_any_and_distribute()); the lowest-numbered one is taken here.
+  auto in_span = [&](int level, int c) {
+    switch (level) {
+      case 0: return topo_.same_core(c, t.cpu);
+      case 1: return topo_.share_cache(c, t.cpu);
+      case 2: return topo_.node_of(c) == topo_.node_of(t.cpu);
+      default: return true;
+    }
+  };
+  for (int level = 0; level < 4; ++level) {
+    if (this_cpu >= 0 && in_span(level, this_cpu)) return this_cpu;
+    for (int c = t.allowed.first(); c >= 0; c = t.allowed.next(c))
+      if (in_mask(c) && in_span(level, c)) return c;
+  }
+  return -1;
 }
 
 void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {

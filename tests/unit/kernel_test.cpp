@@ -935,6 +935,34 @@ TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {
   EXPECT_EQ(r.cpu(0).curr, &a);
 }
 
+// select_task_rq_rt(): a FIFO task woken onto a CPU whose running RT task has the same or a
+// higher priority goes to find_lowest_rq()'s CPU instead: the lowest-numbered CPU in the LLC that
+// runs no RT task (the waking CPU first, were it one of them). 4 CPUs: F (FIFO 10, unpinned,
+// asleep, last on CPU 0) is woken from CPU 1, which runs a FIFO 50 hog, while FIFO 10 hog H runs on
+// CPU 0: F goes to idle CPU 2 and runs at once. Before, it queued behind H on CPU 0 and never ran.
+TEST(KernelTest, RtWakeupMovesAwayFromAnEqualPriorityRtTask) {
+  Rig r(shape(4), KernelParams{}, ipi_only_costs());
+  At at(r.host);
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& f = r.k.create_task("f", TaskKind::kUser, r.all(), SchedPolicy::kFifo, 0, 10);
+  start(r.k, f, sleeper(r.k, f, wq, &got, us(100)), 0);
+  r.run_to(0);
+  Task& h = r.k.create_task("h", TaskKind::kUser, r.all(), SchedPolicy::kFifo, 0, 10);
+  start(r.k, h, hog(r.k, h), 0);
+  Task& w = r.k.create_task("w", TaskKind::kUser, r.only(1), SchedPolicy::kFifo, 0, 50);
+  start(r.k, w, hog(r.k, w), 1);
+  r.run_to(us(10));
+  ASSERT_EQ(r.cpu(0).curr, &h);
+  ASSERT_EQ(r.cpu(1).curr, &w);
+  at(us(50), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  r.run_to(ms(1));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(got[0], us(51));
+  EXPECT_EQ(f.cpu, 2);
+  EXPECT_EQ(r.cpu(0).curr, &h);
+}
+
 TEST(KernelTest, RqNrRunningCountsFairAndRtEntitiesIncludingCurr) {
   // rq->nr_running (add_nr_running/sub_nr_running): CPU 0 holds hog A (fair) from the start; RT
   // task F sleeps until 1 ms, runs 3 ms, sleeps; fair task B is created at 2 ms. Expected:
