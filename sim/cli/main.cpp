@@ -71,22 +71,18 @@ void check_output_file(const std::string& path, const std::string& option) {
 }
 
 // A file the user named that cannot be written (no such directory, a read-only or special
-// filesystem, a full disk) is bad input, not an internal error. write_file_atomic() leaves no
-// partial file behind; write_files_atomic() no partial set of files.
-void write_output(const std::string& path, std::string_view content, const std::string& option) {
-  try {
-    napisim::output::write_file_atomic(path, content);
-  } catch (const std::runtime_error& e) {
-    throw napisim::ConfigError(option, e.what());
-  }
-}
-
+// filesystem, a full disk) is bad input, not an internal error. write_files_atomic() leaves neither
+// a partial file nor a partial set of files behind.
 void write_outputs(const std::vector<std::pair<std::string, std::string>>& files, const std::string& option) {
   try {
     napisim::output::write_files_atomic(files);
   } catch (const std::runtime_error& e) {
     throw napisim::ConfigError(option, e.what());
   }
+}
+
+void write_output(const std::string& path, std::string_view content, const std::string& option) {
+  write_outputs({{path, std::string(content)}}, option);
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
