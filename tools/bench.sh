@@ -3,8 +3,10 @@
 #   * the event-queue baseline: a bare binary-heap loop and the host model's queue driven through
 #     SimGrid's engine (build/napisim_engine_bench; events/s on a synthetic load);
 #   * the figure of merit: wall seconds per simulated second for scenarios/wei2020/tcp_rr_1B.json
-#     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 5), with simulated
-#     transactions/s, events per transaction and host ns per transaction;
+#     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 5, on each CPU in turn,
+#     pinned with taskset), with simulated transactions/s, events per transaction and host ns per
+#     transaction. The per-CPU figures are printed too: the vCPUs of a cloud VM need not be equally
+#     fast (on the 2-vCPU development VM one ran tcp_rr_1B 40% slower than the other, every time);
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
 #     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel);
 #     BENCH_TOP=N adds the N functions with the most steady-state Ir per transaction (self cost).
@@ -24,11 +26,24 @@ py=/usr/bin/python3
 # down): the CLI's NAPISIM_TIMING line on stderr, the result JSON on stdout.
 out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) cg1=$(mktemp) cg2=$(mktemp)
 trap 'rm -f "$out" "$err" "$all" "$out2" "$cg1" "$cg2"' EXIT
+# Each CPU in turn, pinned (the runs alternate, so slow spells of the host hit every CPU alike).
+cpus=(-)
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then mapfile -t cpus < <(seq 0 $(($(nproc) - 1))); fi
 for _ in $(seq "${BENCH_REPEAT:-5}"); do
-  NAPISIM_TIMING=1 "$build/napisim" run "$scenario" --set duration_s="$sim_s" --set warmup_s="$warm_s" \
-    --format json >"$out" 2>>"$all"
+  for c in "${cpus[@]}"; do
+    pin=()
+    [ "$c" = - ] || pin=(taskset -c "$c")
+    NAPISIM_TIMING=1 "${pin[@]}" "$build/napisim" run "$scenario" --set duration_s="$sim_s" --set warmup_s="$warm_s" \
+      --format json >"$out" 2>"$err"
+    sed "s/^/cpu=$c /" "$err" >>"$all"
+  done
 done
-grep 'wall s per simulated s' "$all" | sort -t' ' -k6 -g | head -1 >"$err"
+for c in "${cpus[@]}"; do
+  [ "$c" = - ] && break
+  best=$(grep "^cpu=$c " "$all" | grep -o '[0-9.]* wall s per simulated s' | sort -g | head -1)
+  echo "tcp_rr_1B pinned to cpu $c: ${best% wall s per simulated s} wall s per simulated s (fastest of ${BENCH_REPEAT:-5})"
+done
+grep 'wall s per simulated s' "$all" | sort -t' ' -k7 -g | head -1 >"$err"
 "$py" - "$out" "$err" "$sim_s" "$warm_s" <<'EOF'
 import json, re, sys
 res = json.load(open(sys.argv[1]))
