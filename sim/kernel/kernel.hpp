@@ -342,9 +342,11 @@ class Kernel : public EventSink, public WakeView {
   };
   /// cond_resched(): yield if need_resched is set.
   CondReschedAwait cond_resched(Task& t) { return CondReschedAwait{*this, t}; }
-  /// wake_up(wq) from code running on `this_cpu`: true if a task was woken.
-  bool wake_up(WaitQueue& wq, int this_cpu);
-  bool try_to_wake_up(Task& t, int this_cpu);
+  /// wake_up(wq) from code running on `this_cpu`: true if a task was woken. `sync` is WF_SYNC
+  /// (wake_up_interruptible_sync_poll(), e.g. sock_def_readable()): the waker is about to sleep,
+  /// so select_task_rq_fair()'s wake_affine() may pull the wakee to this_cpu.
+  bool wake_up(WaitQueue& wq, int this_cpu, bool sync = false);
+  bool try_to_wake_up(Task& t, int this_cpu, bool sync = false);
   void resched_curr(Cpu& target, int this_cpu);
   void schedule(Cpu& c);
   bool charge_curr(Cpu& c);  // update_curr(): returns true if the slice expired
@@ -562,7 +564,7 @@ class Kernel : public EventSink, public WakeView {
   void migrate_task(Task& t, Cpu& from, Cpu& to);
   void task_exit(Task& t);
   void ensure_tick(Cpu& c);
-  int select_task_rq(Task& t, int this_cpu);
+  int select_task_rq(Task& t, int this_cpu, bool sync);
   /// find_lowest_rq() (rt.c): an allowed CPU at the lowest RT priority level below t's, or -1.
   int find_lowest_rq(const Task& t, int this_cpu);
 

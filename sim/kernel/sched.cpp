@@ -178,7 +178,7 @@ bool Kernel::charge_curr(Cpu& c) {
   return expired;
 }
 
-int Kernel::select_task_rq(Task& t, int this_cpu) {
+int Kernel::select_task_rq(Task& t, int this_cpu, bool sync) {
   // core.c select_task_rq()'s nr_cpus_allowed == 1 rule is select_task_rq_fair()'s first test
   // (wake.cpp); for an RT task the rule below already gives that one CPU.
   if (is_rt_policy(t.se.policy)) {
@@ -198,23 +198,24 @@ int Kernel::select_task_rq(Task& t, int this_cpu) {
   Cpu& w = cpu(this_cpu);
   WakeeInfo* waker = w.curr ? &w.curr->wakee : nullptr;
   const bool waker_kthread = w.curr && w.curr->per_cpu_kthread && !w.serving_softirq && !w.hardirq_active;
-  return select_task_rq_fair(topo_, *this, wake_params_, t.wakee, this_cpu, waker, /*sync=*/false, waker_kthread,
-                             host_.now());
+  // select_task_rq_fair(): sync = (wake_flags & WF_SYNC) && !(current->flags & PF_EXITING); no
+  // task exits while it wakes another here.
+  return select_task_rq_fair(topo_, *this, wake_params_, t.wakee, this_cpu, waker, sync, waker_kthread, host_.now());
 }
 
-bool Kernel::wake_up(WaitQueue& wq, int this_cpu) {
+bool Kernel::wake_up(WaitQueue& wq, int this_cpu, bool sync) {
   Task* t = wq.waiter;
   if (!t) return false;
-  return try_to_wake_up(*t, this_cpu);
+  return try_to_wake_up(*t, this_cpu, sync);
 }
 
-bool Kernel::try_to_wake_up(Task& t, int this_cpu) {
+bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
   if (t.state != TaskState::kSleeping) return false;
   if (t.waiting_on) {
     t.waiting_on->waiter = nullptr;
     t.waiting_on = nullptr;
   }
-  const int target = select_task_rq(t, this_cpu);
+  const int target = select_task_rq(t, this_cpu, sync);
   unsigned flags = enqueue_flags::kWakeup;
   if (target != t.cpu) {
     cpu(t.cpu).cfs->detach_sleeping(t.se);

@@ -85,7 +85,8 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
 void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
   Epoll* ep = s.ep;
   if (!ep) {
-    if (s.wq.waiter) wake_up(s.wq, ctx_cpu(ctx));  // sock_def_readable: a task blocked in recv()
+    // sock_def_readable(): wake_up_interruptible_sync_poll(), WF_SYNC even from softirq.
+    if (s.wq.waiter) wake_up(s.wq, ctx_cpu(ctx), /*sync=*/true);
     return;
   }
   if (!s.on_ready_list) {
@@ -94,6 +95,8 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
   }
   ep->napi_id = s.napi_id;
   if (ep->spinner) spin_wake(*ep->spinner);
+  // ep_poll_callback() gets sock_def_readable()'s WF_SYNC but wakes ep->wq with plain wake_up()
+  // (until 900bbaae67e9, v6.10, which every modelled setup predates).
   wake_up(ep->wq, ctx_cpu(ctx));
 }
 

@@ -732,6 +732,45 @@ TEST(KernelTest, RemoteWakeupThatFindsTheSliceUsedUpReschedulesByIpi) {
   EXPECT_EQ(r.cpu(0).ctx_switches, switches + 1);
 }
 
+/// Where a receiver blocked on socket data goes when a packet for it arrives: 2 CPUs of one LLC,
+/// each running a pinned hog; the receiver (allowed both) last ran on CPU 1; the NIC interrupts
+/// CPU 0, whose NET_RX softirq wakes it. Returns the receiver's CPU just after the wakeup.
+int receiver_cpu_after_wakeup(bool use_epoll) {
+  Rig r(shape(2), KernelParams{}, ipi_only_costs());
+  r.k.add_nic(one_queue_nic(), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  Epoll& ep = r.k.add_epoll();
+  if (use_epoll) r.k.epoll_ctl_add(ep, s);
+  At at(r.host);
+  Task& w = r.k.create_task("w", TaskKind::kUser, r.all());
+  std::int64_t got = 0;
+  auto blocking_reader = [](Kernel& k, Task& t, Socket& sk, std::int64_t* out) -> Proc<void> {
+    *out = co_await k.sys_recv_wait(t, sk, 1 << 20);
+  };
+  start(r.k, w, use_epoll ? epoll_server(r.k, w, ep, us(1)) : blocking_reader(r.k, w, s, &got), 1);
+  Task& h0 = r.k.create_task("h0", TaskKind::kUser, r.only(0));
+  Task& h1 = r.k.create_task("h1", TaskKind::kUser, r.only(1));
+  start(r.k, h0, hog(r.k, h0));
+  start(r.k, h1, hog(r.k, h1));
+  r.run_to(us(2));
+  EXPECT_EQ(w.state, TaskState::kSleeping);
+  EXPECT_EQ(w.cpu, 1);
+  at(us(3), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  r.run_to(us(4));
+  EXPECT_EQ(w.wakeups, 1u);
+  return w.cpu;
+}
+
+TEST(KernelTest, SocketDataWakesABlockedReaderWithWfSync) {
+  // sock_def_readable() wakes a reader blocked in recv() with WF_SYNC, also from softirq:
+  // wake_affine_idle() takes this_cpu when it runs one task (nr_running == 1), and
+  // select_idle_sibling() finds no idle CPU, so the reader lands on CPU 0, the interrupted one.
+  EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/false), 0);
+  // ep_poll_callback() drops the flag (plain wake_up(&ep->wq) before v6.10): no affine pull, the
+  // epoll waiter stays on its previous CPU.
+  EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/true), 1);
+}
+
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
   // CFS v5.10, 2 CPUs: latency 12 ms, wakeup_gran 2 ms. B (nice 0) slept since t=0; A runs from
   // t=0 (START_DEBIT: A.v = 12 ms + runtime). Woken at 10.5 ms: min_vruntime = A.v = 22.5 ms,
