@@ -3,8 +3,10 @@
 // Mirrors what the kernel's entry code and the scheduler core provide: hardirq > softirq > task
 // priority, irq_exit() running softirqs, the return-to-task preemption point, time accounting by
 // context (kernel/sched/cputime.c irqtime_account_irq(): interrupt time is not task time with
-// CONFIG_IRQ_TIME_ACCOUNTING, except softirq work done by ksoftirqd), and SMT siblings sharing a
-// core's throughput.
+// CONFIG_IRQ_TIME_ACCOUNTING, except softirq work done by ksoftirqd), SMT siblings sharing a
+// core's throughput, and the per-CPU call_single_queue (kernel/smp.c v6.6
+// __smp_call_single_queue(), flush_smp_call_function_queue()) that carries wakelist wakeups and
+// RPS calls, one IPI per empty-to-non-empty transition.
 #include <algorithm>
 
 #include "sim/kernel/kernel.hpp"
@@ -386,6 +388,41 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
   }
 }
 
+void Kernel::smp_call_single_queue(int target, int task) {
+  Cpu& c = cpu(target);
+  if (task >= 0) {
+    c.csq_ttwu.push_back(task);
+  } else {
+    if (c.csq_rps) return;  // smp_call_function_single_async(): -EBUSY while the csd is pending
+    c.csq_rps = true;
+  }
+  if (c.csq_ipi_sent) return;
+  // The IPI's handler cost and type follow the call that sent it. Set before sending: a polling
+  // idle CPU flushes at once.
+  c.csq_ipi_sent = true;
+  send_call_function_single_ipi(target, irq_code(task >= 0 ? kIrqIpiWake : kIrqIpiRps, 0));
+}
+
+void Kernel::flush_smp_call_function_queue(Cpu& c) {
+  // Calls queued while the handler ran are flushed with it (the kernel's llist_del_all() takes
+  // them at the handler's start, and a later one sends its own IPI).
+  c.csq_ipi_sent = false;
+  if (c.csq_rps) {
+    // rps_trigger_softirq(): ____napi_schedule(sd, &sd->backlog) (SCHED taken by the enqueuer).
+    c.csq_rps = false;
+    ++c.sd.received_rps;
+    napi_schedule_local(c, c.sd.backlog);
+  }
+  // sched_ttwu_pending(): enqueue each queued wakeup on this CPU.
+  for (std::size_t i = 0; i < c.csq_ttwu.size(); ++i) {
+    Task& t = *tasks_[static_cast<std::size_t>(c.csq_ttwu[i])];
+    --c.ttwu_pending;
+    enqueue_task(c, t, t.wake_flags);
+    check_preempt(c, t, c.id);
+  }
+  c.csq_ttwu.clear();
+}
+
 void Kernel::send_call_function_single_ipi(int target, std::uint64_t code) {
   if (!wake_polling_idle(cpu(target), code)) raise_irq(target, code, host_.now() + costs_.ipi_latency_ns);
 }
@@ -427,20 +464,12 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
     case kIrqIpiResched:
       c.need_resched = true;  // scheduler_ipi(): the resched flag was set by the sender
       break;
-    case kIrqIpiWake: {
-      // sched_ttwu_pending(): enqueue the queued wakeup on this CPU.
-      Task& t = *tasks_[arg];
-      --c.ttwu_pending;
-      enqueue_task(c, t, t.wake_flags);
-      check_preempt(c, t, c.id);
+    case kIrqIpiWake:
+    case kIrqIpiRps:
+      flush_smp_call_function_queue(c);
       break;
-    }
     case kIrqNapiTimer:
       napi_watchdog(c, *napis_[arg]);
-      break;
-    case kIrqIpiRps:
-      // rps_trigger_softirq(): ____napi_schedule(sd, &sd->backlog) (SCHED taken by the enqueuer).
-      napi_schedule_local(c, c.sd.backlog);
       break;
     case kIrqTick:
       scheduler_tick(c);

@@ -141,10 +141,7 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
 }
 
 void Kernel::net_rps_send_ipis(Cpu& c) {
-  for (int target : c.sd.rps_ipi_list) {
-    ++cpu(target).sd.received_rps;
-    send_call_function_single_ipi(target, irq_code(kIrqIpiRps, 0));
-  }
+  for (int target : c.sd.rps_ipi_list) smp_call_single_queue(target, -1);
   c.sd.rps_ipi_list.clear();
 }
 

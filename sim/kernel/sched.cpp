@@ -231,7 +231,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
     // __ttwu_queue_wakelist(): the target enqueues it from its IPI handler.
     t.wake_flags = flags;
     ++dst.ttwu_pending;
-    send_call_function_single_ipi(target, irq_code(kIrqIpiWake, static_cast<std::uint64_t>(t.id)));
+    smp_call_single_queue(target, t.id);
     return true;
   }
   update_exec(dst);

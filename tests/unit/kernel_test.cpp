@@ -1146,6 +1146,46 @@ TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
   }
 }
 
+// Wakelist wakeups share the call_single_queue's IPI: W1 and W2 are pinned to idle (HLT) CPU 2,
+// CPU 1 wakes both at 2 ms: the first finds the queue empty and sends the IPI (+1 us), the second
+// only queues; the handler (250 ns) enqueues both: one IPI, W1 switched in at 2.001550 ms and W2
+// after W1's 100 us run and a second switch, 2.101850 ms. A third wakeup after the flush sends an
+// IPI of its own. (Each wakeup used to send its own IPI: 3.)
+TEST(KernelTest, WakelistWakeupsQueuedBeforeTheFlushShareOneIpi) {
+  KernelParams kp;
+  kp.idle_polling = false;
+  CostParams c = zero_costs();
+  c.ipi_latency_ns = 1000;
+  c.ipi_handler_ns = 250;
+  c.ctx_switch_ns = 300;
+  Rig r(shape(4), kp, c);
+  At at(r.host);
+  WaitQueue wq1, wq2;
+  std::vector<Nanos> got1, got2;
+  Task& w1 = r.k.create_task("w1", TaskKind::kUser, r.only(2));
+  Task& w2 = r.k.create_task("w2", TaskKind::kUser, r.only(2));
+  start(r.k, w1, sleeper(r.k, w1, wq1, &got1, us(100)), 2);
+  start(r.k, w2, sleeper(r.k, w2, wq2, &got2, us(100)), 2);
+  r.run_to(ms(1));
+  at(ms(2), [&] {
+    EXPECT_TRUE(r.k.wake_up(wq1, 1));
+    EXPECT_TRUE(r.k.wake_up(wq2, 1));
+    EXPECT_EQ(r.cpu(2).ttwu_pending, 2);
+  });
+  r.run_to(ms(3));
+  EXPECT_EQ(r.cpu(2).ipis, 1u);
+  EXPECT_EQ(r.cpu(2).ttwu_pending, 0);
+  ASSERT_EQ(got1.size(), 1u);
+  ASSERT_EQ(got2.size(), 1u);
+  EXPECT_EQ(got1[0], 2001550);
+  EXPECT_EQ(got2[0], 2101850);
+  at(ms(4), [&] { EXPECT_TRUE(r.k.wake_up(wq1, 1)); });
+  r.run_to(ms(5));
+  EXPECT_EQ(r.cpu(2).ipis, 2u);
+  ASSERT_EQ(got1.size(), 2u);
+  EXPECT_EQ(got1[1], 4001550);
+}
+
 // An interrupt that finds its CPU idle is handled cstate_exit_ns later, the CPU idle until then.
 // hardirq_ns 500, exit 20 us, NIC IRQ on idle CPU 0. A packet at 1 ms raises the IRQ; its handler
 // runs 1.020-1.0205 ms. A second packet at 1.005 ms raises none (napi_schedule() left the IRQ
