@@ -388,10 +388,12 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
   }
 }
 
-void Kernel::smp_call_single_queue(int target, int task) {
+void Kernel::smp_call_single_queue(int target, Task* task) {
   Cpu& c = cpu(target);
-  if (task >= 0) {
-    c.csq_ttwu.push_back(task);
+  if (task) {
+    task->wake_entry = nullptr;
+    (c.csq_tail ? c.csq_tail->wake_entry : c.csq_head) = task;
+    c.csq_tail = task;
   } else {
     if (c.csq_rps) return;  // smp_call_function_single_async(): -EBUSY while the csd is pending
     c.csq_rps = true;
@@ -400,7 +402,7 @@ void Kernel::smp_call_single_queue(int target, int task) {
   // The IPI's handler cost and type follow the call that sent it. Set before sending: a polling
   // idle CPU flushes at once.
   c.csq_ipi_sent = true;
-  send_call_function_single_ipi(target, irq_code(task >= 0 ? kIrqIpiWake : kIrqIpiRps, 0));
+  send_call_function_single_ipi(target, irq_code(task ? kIrqIpiWake : kIrqIpiRps, 0));
 }
 
 void Kernel::flush_smp_call_function_queue(Cpu& c) {
@@ -414,13 +416,15 @@ void Kernel::flush_smp_call_function_queue(Cpu& c) {
     napi_schedule_local(c, c.sd.backlog);
   }
   // sched_ttwu_pending(): enqueue each queued wakeup on this CPU.
-  for (std::size_t i = 0; i < c.csq_ttwu.size(); ++i) {
-    Task& t = *tasks_[static_cast<std::size_t>(c.csq_ttwu[i])];
+  Task* t = c.csq_head;
+  c.csq_head = c.csq_tail = nullptr;
+  while (t) {
+    Task* next = t->wake_entry;
     --c.ttwu_pending;
-    enqueue_task(c, t, t.wake_flags);
-    check_preempt(c, t, c.id);
+    enqueue_task(c, *t, t->wake_flags);
+    check_preempt(c, *t, c.id);
+    t = next;
   }
-  c.csq_ttwu.clear();
 }
 
 void Kernel::send_call_function_single_ipi(int target, std::uint64_t code) {

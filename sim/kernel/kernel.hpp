@@ -160,9 +160,10 @@ struct alignas(64) Cpu {
   Timer tick_timer;
   Proc<void> hardirq_proc, softirq_proc;
   Fifo<std::uint64_t> pending_irqs{8};
-  // call_single_queue (kernel/smp.c): queued wakeups (task ids, in order) and the RPS call; the
-  // IPI that will flush them has been sent.
-  std::vector<int> csq_ttwu;
+  // call_single_queue (kernel/smp.c): queued wakeups (linked through Task::wake_entry, in order)
+  // and the RPS call; the IPI that will flush them has been sent.
+  Task* csq_head = nullptr;
+  Task* csq_tail = nullptr;
   bool csq_rps = false;
   bool csq_ipi_sent = false;
   // softnet
@@ -298,11 +299,11 @@ class Kernel : public EventSink, public WakeView {
   static constexpr std::uint64_t kIrqArgMask = kIrqPolled - 1;
   /// Delivers a hard interrupt to `cpu` at `at`.
   void raise_irq(int cpu, std::uint64_t code, Nanos at);
-  /// __smp_call_single_queue() (kernel/smp.c v6.6): queues a wakelist wakeup (ttwu, `task` >= 0) or
-  /// the RPS call (rps_trigger_softirq, task < 0; a pending one is not queued again: its csd is
+  /// __smp_call_single_queue() (kernel/smp.c v6.6): queues a wakelist wakeup (ttwu, `task`) or
+  /// the RPS call (rps_trigger_softirq, `task` null; a pending one is not queued again: its csd is
   /// locked) on `cpu`'s call_single_queue. Only the call that finds the queue empty sends the IPI
   /// (llist_add() returned true), so calls queued before the handler flushes share it.
-  void smp_call_single_queue(int cpu, int task);
+  void smp_call_single_queue(int cpu, Task* task);
   /// send_call_function_single_ipi(): an IPI, or none when `cpu` idles polling its thread flags.
   void send_call_function_single_ipi(int cpu, std::uint64_t code);
   /// flush_smp_call_function_queue(): the async calls (RPS) first, then sched_ttwu_pending()'s

@@ -141,7 +141,7 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
 }
 
 void Kernel::net_rps_send_ipis(Cpu& c) {
-  for (int target : c.sd.rps_ipi_list) smp_call_single_queue(target, -1);
+  for (int target : c.sd.rps_ipi_list) smp_call_single_queue(target, nullptr);
   c.sd.rps_ipi_list.clear();
 }
 

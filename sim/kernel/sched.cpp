@@ -231,7 +231,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
     // __ttwu_queue_wakelist(): the target enqueues it from its IPI handler.
     t.wake_flags = flags;
     ++dst.ttwu_pending;
-    smp_call_single_queue(target, t.id);
+    smp_call_single_queue(target, &t);
     return true;
   }
   update_exec(dst);

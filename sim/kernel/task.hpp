@@ -91,6 +91,7 @@ struct Task {
   int cpu = -1;              // task_cpu(): CPU whose run queue holds it (or last ran on)
   int bh_disable = 0;        // local_bh_disable() depth (threaded NAPI, busy poll)
   unsigned wake_flags = 0;   // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
+  Task* wake_entry = nullptr; // next wakeup on the same call_single_queue (p->wake_entry)
   WaitQueue* waiting_on = nullptr;
   Nanos last_ran = 0;        // for task_hot()
   Nanos migrate_penalty = 0; // cache refill after a cross-LLC move, added to the next segment

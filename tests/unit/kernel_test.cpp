@@ -1186,6 +1186,43 @@ TEST(KernelTest, WakelistWakeupsQueuedBeforeTheFlushShareOneIpi) {
   EXPECT_EQ(got1[1], 4001550);
 }
 
+// The RPS call rides the same queue (net_rps_send_ipis -> smp_call_function_single_async): two
+// RPS calls and a wakeup queued on idle (HLT) CPU 2 before it flushes cost one IPI; the second
+// RPS call finds its csd pending and is not queued again (one rps_trigger_softirq), and the wakeup
+// is enqueued by the same handler: W runs at 2 ms + 1 us latency + the handler, whose cost follows
+// the call that sent the IPI (the RPS call: hardirq_ns, 400 ns) = 2.001400 ms.
+TEST(KernelTest, RpsCallsAndWakeupsShareTheCallSingleQueueIpi) {
+  KernelParams kp;
+  kp.idle_polling = false;
+  CostParams c = zero_costs();
+  c.ipi_latency_ns = 1000;
+  c.ipi_handler_ns = 250;
+  c.hardirq_ns = 400;
+  Rig r(shape(4), kp, c);
+  At at(r.host);
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& w = r.k.create_task("w", TaskKind::kUser, r.only(2));
+  start(r.k, w, sleeper(r.k, w, wq, &got, us(100)), 2);
+  r.run_to(ms(1));
+  at(ms(2), [&] {
+    r.k.smp_call_single_queue(2, nullptr);
+    r.k.smp_call_single_queue(2, nullptr);
+    EXPECT_TRUE(r.k.wake_up(wq, 1));
+  });
+  r.run_to(ms(3));
+  EXPECT_EQ(r.cpu(2).ipis, 1u);
+  EXPECT_EQ(r.cpu(2).sd.received_rps, 1u);
+  EXPECT_EQ(r.cpu(2).ttwu_pending, 0);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], 2001400);
+  // Once flushed, the next RPS call sends an IPI of its own.
+  at(ms(4), [&] { r.k.smp_call_single_queue(2, nullptr); });
+  r.run_to(ms(5));
+  EXPECT_EQ(r.cpu(2).ipis, 2u);
+  EXPECT_EQ(r.cpu(2).sd.received_rps, 2u);
+}
+
 // An interrupt that finds its CPU idle is handled cstate_exit_ns later, the CPU idle until then.
 // hardirq_ns 500, exit 20 us, NIC IRQ on idle CPU 0. A packet at 1 ms raises the IRQ; its handler
 // runs 1.020-1.0205 ms. A second packet at 1.005 ms raises none (napi_schedule() left the IRQ
