@@ -269,7 +269,9 @@ void Kernel::start_hardirq(Cpu& c, std::uint64_t code) {
 Proc<void> Kernel::hardirq_body(Cpu& c, std::uint64_t code) {
   const auto type = static_cast<IrqType>((code >> 40) & 0xff);
   Nanos cost = costs_.hardirq_ns;
-  if (type == kIrqIpiResched || type == kIrqIpiWake) cost = costs_.ipi_handler_ns;
+  // Every IPI is one vector's entry, handler and exit (sysvec_call_function_single, or
+  // sysvec_reschedule_ipi): the RPS call and the wakeups it flushes cost no more than the IPI.
+  if (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps) cost = costs_.ipi_handler_ns;
   if (type == kIrqTick) cost = costs_.tick_ns;
   co_await exec(Ctx{c.id, nullptr, 2, CpuClass::kHardirq}, cost);
   handle_irq(c, code);
@@ -399,8 +401,8 @@ void Kernel::smp_call_single_queue(int target, Task* task) {
     c.csq_rps = true;
   }
   if (c.csq_ipi_sent) return;
-  // The IPI's handler cost and type follow the call that sent it. Set before sending: a polling
-  // idle CPU flushes at once.
+  // The IPI's type (for irq_indirect_ns: an RPS call runs NET_RX after it) follows the call that
+  // sent it. Set before sending: a polling idle CPU flushes at once.
   c.csq_ipi_sent = true;
   send_call_function_single_ipi(target, irq_code(task ? kIrqIpiWake : kIrqIpiRps, 0));
 }
