@@ -659,14 +659,20 @@ CostParams ipi_only_costs() {
   return c;
 }
 
+/// HLT idle (idle_polling off): every remote wakeup of an idle CPU is an IPI.
+KernelParams hlt_idle() {
+  KernelParams kp;
+  kp.idle_polling = false;
+  return kp;
+}
+
 Nanos wake_switch_time(const std::string& algo, SchedPolicy b_policy, int b_nice, Nanos wake_at,
                        const std::string& preempt = "voluntary", int chain_mode = -1) {
   KernelParams kp;
   kp.sched.algo = algo;
   kp.sched.preempt = preempt;
   kp.sched.base_slice_ns = 500000;
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
+  CostParams c = ipi_only_costs();
   Rig r(shape(2), kp, c);
   At at(r.host);
   WaitQueue wq;
@@ -790,8 +796,7 @@ TEST(KernelTest, EevdfWokenTaskWithPositiveLagPreemptsAtOnce) {
   // 3.5 ms + 1 us IPI.
   KernelParams kp;
   kp.sched.base_slice_ns = 500000;
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
+  CostParams c = ipi_only_costs();
   Rig r(shape(2), kp, c);
   At at(r.host);
   WaitQueue wq;
@@ -950,8 +955,7 @@ TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {
   // F (SCHED_FIFO 50, CPU 0) sleeps from t=0; fair hog A runs on CPU 0. F is woken from CPU 1
   // at 2.5 ms: check_preempt_curr: RT beats fair at once (resched IPI, 1 us). F runs 3 ms across
   // three ticks without being preempted (FIFO has no slice), so A runs again at 5.501 ms.
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
+  CostParams c = ipi_only_costs();
   Rig r(shape(2), KernelParams{}, c);
   At at(r.host);
   WaitQueue wq;
@@ -1114,8 +1118,7 @@ TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
     SCOPED_TRACE(std::string(cs.polling ? "polling" : "HLT") + " cstate_exit " + std::to_string(cs.cstate_exit));
     KernelParams kp;
     kp.idle_polling = cs.polling;
-    CostParams c = zero_costs();
-    c.ipi_latency_ns = 1000;
+    CostParams c = ipi_only_costs();
     c.ipi_handler_ns = 250;
     c.ctx_switch_ns = 300;
     c.cstate_exit_ns = cs.cstate_exit;
@@ -1152,13 +1155,10 @@ TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
 // after W1's 100 us run and a second switch, 2.101850 ms. A third wakeup after the flush sends an
 // IPI of its own. (Each wakeup used to send its own IPI: 3.)
 TEST(KernelTest, WakelistWakeupsQueuedBeforeTheFlushShareOneIpi) {
-  KernelParams kp;
-  kp.idle_polling = false;
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
+  CostParams c = ipi_only_costs();
   c.ipi_handler_ns = 250;
   c.ctx_switch_ns = 300;
-  Rig r(shape(4), kp, c);
+  Rig r(shape(4), hlt_idle(), c);
   At at(r.host);
   WaitQueue wq1, wq2;
   std::vector<Nanos> got1, got2;
@@ -1192,13 +1192,10 @@ TEST(KernelTest, WakelistWakeupsQueuedBeforeTheFlushShareOneIpi) {
 // is enqueued by the same handler: W runs at 2 ms + 1 us latency + 250 ns handler = 2.001250 ms
 // (an IPI's handler costs ipi_handler_ns whatever it flushes, not the NIC's hardirq_ns).
 TEST(KernelTest, RpsCallsAndWakeupsShareTheCallSingleQueueIpi) {
-  KernelParams kp;
-  kp.idle_polling = false;
-  CostParams c = zero_costs();
-  c.ipi_latency_ns = 1000;
+  CostParams c = ipi_only_costs();
   c.ipi_handler_ns = 250;
   c.hardirq_ns = 400;
-  Rig r(shape(4), kp, c);
+  Rig r(shape(4), hlt_idle(), c);
   At at(r.host);
   WaitQueue wq;
   std::vector<Nanos> got;
