@@ -185,11 +185,16 @@ public:
   LognormalQuantiles(double mu, double sigma);
 
   double sample(Rng& r) const {
-    const double t = r.uniform01() * kCells;  // exact: a power-of-two scaling
-    const auto k = static_cast<std::size_t>(t);
+    // u = uniform01()'s 53 bits m * 2^-53; its cell k = floor(u * kCells) is m's top 10 bits and
+    // the position in the cell u * kCells - k is the other 43 (both exact, so the result is the
+    // same as computing them in floating point, without the conversions).
+    static_assert(kCells == 1 << 10);
+    const std::uint64_t m = r.next_u64() >> 11;
+    const auto k = static_cast<std::size_t>(m >> 43);
     if (k - 1 >= static_cast<std::size_t>(kCells - 2)) [[unlikely]]
-      return quantile(t / kCells);
-    return q_[k] + (t - static_cast<double>(k)) * (q_[k + 1] - q_[k]);
+      return quantile(static_cast<double>(m) * 0x1.0p-53);
+    const double frac = static_cast<double>(m & ((std::uint64_t{1} << 43) - 1)) * 0x1.0p-43;
+    return q_[k] + frac * (q_[k + 1] - q_[k]);
   }
   /// exp(mu + sigma * Phi^-1(u)), computed (setup and tails).
   double quantile(double u) const;
