@@ -392,25 +392,25 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
 
 void Kernel::smp_call_single_queue(int target, Task* task) {
   Cpu& c = cpu(target);
+  if (!task && c.csq_rps) return;  // smp_call_function_single_async(): -EBUSY while the csd is pending
+  // llist_add() returns whether the list was empty: only then is the IPI sent (the queue is
+  // emptied only by the flush that IPI runs, so a non-empty queue has one on its way).
+  const bool was_empty = !c.csq_head && !c.csq_rps;
   if (task) {
     task->wake_entry = nullptr;
     (c.csq_tail ? c.csq_tail->wake_entry : c.csq_head) = task;
     c.csq_tail = task;
   } else {
-    if (c.csq_rps) return;  // smp_call_function_single_async(): -EBUSY while the csd is pending
     c.csq_rps = true;
   }
-  if (c.csq_ipi_sent) return;
   // The IPI's type (for irq_indirect_ns: an RPS call runs NET_RX after it) follows the call that
-  // sent it. Set before sending: a polling idle CPU flushes at once.
-  c.csq_ipi_sent = true;
-  send_call_function_single_ipi(target, irq_code(task ? kIrqIpiWake : kIrqIpiRps, 0));
+  // sent it.
+  if (was_empty) send_call_function_single_ipi(target, irq_code(task ? kIrqIpiWake : kIrqIpiRps, 0));
 }
 
 void Kernel::flush_smp_call_function_queue(Cpu& c) {
-  // Calls queued while the handler ran are flushed with it (the kernel's llist_del_all() takes
+  // Calls queued until the handler runs are flushed with it (the kernel's llist_del_all() takes
   // them at the handler's start, and a later one sends its own IPI).
-  c.csq_ipi_sent = false;
   if (c.csq_rps) {
     // rps_trigger_softirq(): ____napi_schedule(sd, &sd->backlog) (SCHED taken by the enqueuer).
     c.csq_rps = false;

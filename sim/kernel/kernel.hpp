@@ -161,11 +161,10 @@ struct alignas(64) Cpu {
   Proc<void> hardirq_proc, softirq_proc;
   Fifo<std::uint64_t> pending_irqs{8};
   // call_single_queue (kernel/smp.c): queued wakeups (linked through Task::wake_entry, in order)
-  // and the RPS call; the IPI that will flush them has been sent.
+  // and the RPS call (its csd pending).
   Task* csq_head = nullptr;
   Task* csq_tail = nullptr;
   bool csq_rps = false;
-  bool csq_ipi_sent = false;
   // softnet
   SoftnetData sd;
   WaitQueue ksoftirqd_wq;
