@@ -178,6 +178,12 @@ Task& start(Kernel& k, Task& t, Proc<void> body, int cpu = -1) {
   return t;
 }
 
+/// A user task pinned to `cpu` and started there as a sleeper() on `wq`.
+Task& pinned_sleeper(Rig& r, const std::string& name, int cpu, WaitQueue& wq, std::vector<Nanos>* got, Nanos run) {
+  Task& t = r.k.create_task(name, TaskKind::kUser, r.only(cpu));
+  return start(r.k, t, sleeper(r.k, t, wq, got, run), cpu);
+}
+
 NicParams one_queue_nic(std::int64_t ring = 1024, const std::string& irq_cpus = "0") {
   NicParams p;
   p.queues = 1;
@@ -1126,8 +1132,7 @@ TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
     At at(r.host);
     WaitQueue wq;
     std::vector<Nanos> got;
-    Task& w = r.k.create_task("w", TaskKind::kUser, r.only(2));
-    start(r.k, w, sleeper(r.k, w, wq, &got, us(100)), 2);
+    pinned_sleeper(r, "w", 2, wq, &got, us(100));
     r.run_to(0);
     for (int cpu : {0, 1, 3}) {
       Task& h = r.k.create_task("h" + std::to_string(cpu), TaskKind::kUser, r.only(cpu));
@@ -1162,10 +1167,8 @@ TEST(KernelTest, WakelistWakeupsQueuedBeforeTheFlushShareOneIpi) {
   At at(r.host);
   WaitQueue wq1, wq2;
   std::vector<Nanos> got1, got2;
-  Task& w1 = r.k.create_task("w1", TaskKind::kUser, r.only(2));
-  Task& w2 = r.k.create_task("w2", TaskKind::kUser, r.only(2));
-  start(r.k, w1, sleeper(r.k, w1, wq1, &got1, us(100)), 2);
-  start(r.k, w2, sleeper(r.k, w2, wq2, &got2, us(100)), 2);
+  pinned_sleeper(r, "w1", 2, wq1, &got1, us(100));
+  pinned_sleeper(r, "w2", 2, wq2, &got2, us(100));
   r.run_to(ms(1));
   at(ms(2), [&] {
     EXPECT_TRUE(r.k.wake_up(wq1, 1));
@@ -1199,8 +1202,7 @@ TEST(KernelTest, RpsCallsAndWakeupsShareTheCallSingleQueueIpi) {
   At at(r.host);
   WaitQueue wq;
   std::vector<Nanos> got;
-  Task& w = r.k.create_task("w", TaskKind::kUser, r.only(2));
-  start(r.k, w, sleeper(r.k, w, wq, &got, us(100)), 2);
+  pinned_sleeper(r, "w", 2, wq, &got, us(100));
   r.run_to(ms(1));
   at(ms(2), [&] {
     r.k.smp_call_single_queue(2, nullptr);
