@@ -228,6 +228,7 @@ void Kernel::run_ready(Cpu& c) {
     }
     c.ready = false;
     if (c.seg_timer.armed() && c.seg_timer.expires() <= host_.now()) c.seg_timer.cancel();
+    if (level == 0 && c.curr->ep_poll && ep_poll_wait_again(c, *c.curr)) continue;
     s->resume();
     // The coroutine suspended again (exec, sleep) or ended; each path re-armed c. A coroutine that
     // suspended without re-arming leaves c idle.
@@ -322,7 +323,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
         c.seg_start = host_.now();
         c.acct_cls = s->cls;
         if (!c.busy) set_smt_busy(c, true);
-        s->resume();
+        if (level != 0 || !c.curr->ep_poll || !ep_poll_wait_again(c, *c.curr)) s->resume();
       } else {
         if (s) {
           s->remaining = 0;

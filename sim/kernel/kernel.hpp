@@ -340,9 +340,11 @@ class Kernel : public EventSink, public WakeView {
     Task& t;
     WaitQueue& wq;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h);
+    void await_suspend(std::coroutine_handle<> h) { k.sleep_task(t, wq, h); }
     void await_resume() const noexcept {}
   };
+  /// Puts `t` (running, at `h`) to sleep on `wq` and schedules.
+  void sleep_task(Task& t, WaitQueue& wq, std::coroutine_handle<> h);
   /// Block the task on `wq` until wake_up(wq).
   SleepAwait sleep_on(Task& t, WaitQueue& wq) { return SleepAwait{*this, t, wq}; }
   struct CondReschedAwait {
@@ -425,8 +427,33 @@ class Kernel : public EventSink, public WakeView {
   /// (ep_send_events, and the syscall entry when events were already queued) in *owed: the caller
   /// charges it as the first part of its next exec_chain(), so that a handler that starts at once
   /// costs no separate segment. Without it, epoll_wait() returns after that time.
-  Proc<int> epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1,
-                       Nanos* owed = nullptr);
+  /// `co_await k.epoll_wait(...)` gives the number of events. The common call (with `owed`, a
+  /// blocking timeout, no busy polling) needs no coroutine of its own: events already queued are
+  /// taken without suspending, and otherwise the syscall entry's segment ends in ep_poll()'s wait
+  /// (Task::ep_poll), so the caller is resumed once, with events. Every other call runs
+  /// ep_poll_proc().
+  struct EpollWaitAwait {
+    Kernel& k;
+    Task& t;
+    Epoll& ep;
+    int maxevents;
+    std::vector<int>& out;
+    int timeout;
+    Nanos* owed;
+    Nanos entry = 0;  // the syscall entry's cost, when it is still owed (events were queued)
+    Proc<int> proc;   // the general path, if taken
+    bool await_ready();
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> h);
+    int await_resume();
+  };
+  EpollWaitAwait epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout = -1,
+                            Nanos* owed = nullptr) {
+    return EpollWaitAwait{*this, t, ep, maxevents, out, timeout, owed, 0, {}};
+  }
+  Proc<int> ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed);
+  /// A task whose segment ended (or that was woken) in ep_poll()'s wait (Task::ep_poll): true if
+  /// its ready list is still empty and it has gone back to sleep on ep->wq instead of resuming.
+  bool ep_poll_wait_again(Cpu& c, Task& t);
   /// ep_send_events(): moves up to `maxevents` ready sockets to `out`.
   void ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);

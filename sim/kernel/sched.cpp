@@ -451,16 +451,16 @@ std::int64_t Kernel::cpu_util(int i) const {
 
 // ---- awaiters ----------------------------------------------------------------------------------
 
-void Kernel::SleepAwait::await_suspend(std::coroutine_handle<> h) {
-  Cpu& c = k.park(t, h, false);
+void Kernel::sleep_task(Task& t, WaitQueue& wq, std::coroutine_handle<> h) {
+  Cpu& c = park(t, h, false);
   t.state = TaskState::kSleeping;
   wq.waiter = &t;
   t.waiting_on = &wq;
-  k.charge_curr(c);
-  k.dequeue_task(c, t, dequeue_flags::kSleep);
+  charge_curr(c);
+  dequeue_task(c, t, dequeue_flags::kSleep);
   ++t.nvcsw;
-  k.schedule(c);
-  k.dispatch(c);
+  schedule(c);
+  dispatch(c);
 }
 
 bool Kernel::CondReschedAwait::await_ready() const noexcept { return !k.cpu(t.cpu).need_resched; }

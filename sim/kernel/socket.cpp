@@ -4,7 +4,10 @@
 //                                  at once for skbs of two or more full segments
 //   sock_def_readable              sk_data_ready -> ep_poll_callback: queue on the ready list,
 //                                  wake the exclusive waiter; sk_mark_napi_id / ep->napi_id
-//   ep_poll                        return ready events or sleep on ep->wq
+//   ep_poll                        return ready events or sleep on ep->wq until there are some;
+//                                  the common call (EpollWaitAwait) runs without a coroutine of
+//                                  its own: its wait loop re-checks the ready list at each
+//                                  resumption (ep_poll_wait_again), ep_poll_proc() runs the rest
 //   tcp_recvmsg / tcp_sendmsg      syscall + fixed + per-byte copy costs; sock_rps_record_flow
 //   sockets with flow control (rcvbuf > 0: stream, loopback; see loopback.cpp): rcv_wup,
 //   tcp_measure_rcv_mss + __tcp_ack_snd_check (ACK once more than one full frame is unacked),
@@ -112,7 +115,57 @@ void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>&
   if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
 }
 
-Proc<int> Kernel::epoll_wait(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed) {
+bool Kernel::EpollWaitAwait::await_ready() {
+  // The common call: the caller takes the CPU time as owed, it blocks, and the epoll never busy
+  // polls (its EPIOCSPARAMS and net.core.busy_poll are fixed at setup, so ep_busy_loop_on() stays
+  // false). Anything else runs ep_poll_proc().
+  const bool simple = owed && timeout != 0 && !ep.prefer_busy_poll && !ep.event_poll_only && ep.busy_poll_usecs == 0 &&
+                      k.kp_.net.busy_poll == 0;
+  if (!simple) {
+    proc = k.ep_poll_proc(t, ep, maxevents, out, timeout, owed);
+    return false;
+  }
+  if (ep.ready.empty()) return false;
+  // Events already queued: found as the call starts, the entry is owed with the transfer.
+  entry = k.costs_.syscall_ns + k.costs_.epoll_wait_ns;
+  return true;
+}
+
+std::coroutine_handle<> Kernel::EpollWaitAwait::await_suspend(std::coroutine_handle<> h) {
+  if (proc.handle()) return proc.await_suspend(h);
+  // ep_poll() with nothing queued: the syscall entry runs, then the task waits on ep->wq until
+  // the ready list fills (ep_poll_wait_again() makes each resumption re-check it, as ep_poll()'s
+  // loop does), and the caller resumes only then.
+  t.ep_poll = &ep;
+  const Nanos cost = k.costs_.syscall_ns + k.costs_.epoll_wait_ns;
+  if (cost > 0) {
+    k.begin_segment(k.task_ctx(t, CpuClass::kSystem), h, cost);
+  } else {
+    k.sleep_task(t, ep.wq, h);
+  }
+  return std::noop_coroutine();
+}
+
+int Kernel::EpollWaitAwait::await_resume() {
+  if (proc.handle()) return proc.await_resume();
+  k.ep_send_events(t, ep, maxevents, out);
+  *owed = entry + static_cast<Nanos>(out.size()) * k.costs_.epoll_event_ns;
+  return static_cast<int>(out.size());
+}
+
+bool Kernel::ep_poll_wait_again(Cpu& c, Task& t) {
+  Epoll& ep = *t.ep_poll;
+  if (!ep.ready.empty()) {
+    t.ep_poll = nullptr;
+    return false;
+  }
+  // ep_poll(): no events yet (the entry just ended, or the wakeup found the list emptied): sleep.
+  NAPISIM_ASSERT(c.curr == &t, "ep_poll_wait_again() of a task that is not running");
+  sleep_task(t, ep.wq, t.slot.h);
+  return true;
+}
+
+Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed) {
   // The syscall entry and ep_poll(); when events are already queued it finds them at once and the
   // entry and the transfer are one stretch of system time (the ready list read as the call starts).
   // A prefer_busy_poll epoll keeps the separate entry: ep_send_events() arms its IRQ-suspension

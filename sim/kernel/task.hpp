@@ -20,6 +20,8 @@
 
 namespace napisim {
 
+struct Epoll;
+
 /// Where CPU time goes, per CPU. Task time is split by what the task is (kthread, ksoftirqd) and,
 /// for user tasks, by mode (user vs system).
 enum class CpuClass : std::uint8_t { kIdle, kHardirq, kSoftirq, kKsoftirqd, kKthread, kUser, kSystem, kCount };
@@ -93,6 +95,7 @@ struct Task {
   unsigned wake_flags = 0;   // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
   Task* wake_entry = nullptr; // next wakeup on the same call_single_queue (p->wake_entry)
   WaitQueue* waiting_on = nullptr;
+  Epoll* ep_poll = nullptr;  // in ep_poll()'s wait loop: resumed only once this epoll has events
   Nanos last_ran = 0;        // for task_hot()
   Nanos migrate_penalty = 0; // cache refill after a cross-LLC move, added to the next segment
   Nanos exec_ns = 0;         // statistics: CPU time

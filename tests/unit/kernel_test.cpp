@@ -955,6 +955,68 @@ TEST(KernelTest, EpollWaitLeavesTheTransferOwedWhenAsked) {
   }
 }
 
+TEST(KernelTest, EpollWaitRechecksTheReadyListAfterTheEntryAndEachWakeup) {
+  // ep_poll()'s loop, with the same costs as above (entry 350 ns, 40 ns per event), for both the
+  // awaiter's own path (owed) and ep_poll_proc() (not owed):
+  //  * "entry": a socket becomes ready at 200 ns, during the entry: no sleep; the call returns at
+  //    the entry's end (350) owing 40 ns, or after the transfer (390).
+  //  * "spurious": a wakeup at 5 us finds the list still empty: the task sleeps again (a second
+  //    voluntary switch) and returns only after the socket is ready and woken at 8 us.
+  // The final sleep_on() in epoll_once() adds one more voluntary switch in each case.
+  for (const bool spurious : {false, true}) {
+    for (const bool owe : {false, true}) {
+      CostParams c = zero_costs();
+      c.syscall_ns = 100;
+      c.epoll_wait_ns = 250;
+      c.epoll_event_ns = 40;
+      Rig r(shape(2), KernelParams{}, c);
+      At at(r.host);
+      Epoll& ep = r.k.add_epoll();
+      r.k.add_nic(one_queue_nic(), "/nic");
+      Socket& s1 = r.k.add_socket(0, 1);
+      auto make_ready = [&] {
+        ep.ready.push_back(s1.id);
+        s1.on_ready_list = true;
+      };
+      WaitQueue wq;
+      Nanos owed = -1, returned = -1;
+      int n = -1;
+      Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+      if (spurious) {
+        at(us(5), [&] { EXPECT_TRUE(r.k.wake_up(ep.wq, 1)); });
+        at(us(8), [&] {
+          make_ready();
+          EXPECT_TRUE(r.k.wake_up(ep.wq, 1));
+        });
+      } else {
+        at(200, [&] {
+          make_ready();
+          EXPECT_FALSE(r.k.wake_up(ep.wq, 1));  // nobody waits yet: the task is in the entry
+        });
+      }
+      start(r.k, t, epoll_once(r.k, t, ep, owe ? &owed : nullptr, &returned, &n, wq));
+      r.run_to(us(50));
+      r.settle();
+      SCOPED_TRACE(std::string(spurious ? "spurious" : "entry") + (owe ? ", owed" : ""));
+      EXPECT_EQ(n, 1);
+      if (spurious) {
+        EXPECT_EQ(returned, owe ? us(8) : us(8) + 40);
+        EXPECT_EQ(t.nvcsw, 3u);
+        EXPECT_EQ(t.wakeups, 2u);
+      } else {
+        EXPECT_EQ(returned, owe ? 350 : 390);
+        EXPECT_EQ(t.nvcsw, 1u);
+        EXPECT_EQ(t.wakeups, 0u);
+      }
+      EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 350 : 390);
+      if (owe) {
+        EXPECT_EQ(owed, 40);
+      }
+      EXPECT_EQ(t.ep_poll, nullptr);
+    }
+  }
+}
+
 // ---- RT and affinity -----------------------------------------------------------------------
 
 TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {
