@@ -164,9 +164,12 @@ std::int64_t Kernel::ep_busy_poll_usecs(const Epoll& ep) const {
   return ep.busy_poll_usecs ? ep.busy_poll_usecs : kp_.net.busy_poll;
 }
 
+bool Kernel::ep_busy_poll_on(const Epoll& ep) const {
+  return ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;
+}
+
 bool Kernel::ep_busy_loop_on(const Epoll& ep) const {
-  const bool on = ep.busy_poll_usecs || ep.prefer_busy_poll || kp_.net.busy_poll;
-  return (ep.event_poll_only && ep_busy_poll_usecs(ep) > 0) || (ep.napi_id >= 0 && on);
+  return (ep.event_poll_only && ep_busy_poll_usecs(ep) > 0) || (ep.napi_id >= 0 && ep_busy_poll_on(ep));
 }
 
 Proc<bool> Kernel::ep_busy_loop(Task& t, Epoll& ep) {

@@ -228,10 +228,9 @@ void Kernel::run_ready(Cpu& c) {
     }
     c.ready = false;
     if (c.seg_timer.armed() && c.seg_timer.expires() <= host_.now()) c.seg_timer.cancel();
-    if (level == 0 && c.curr->ep_poll && ep_poll_wait_again(c, *c.curr)) continue;
-    s->resume();
-    // The coroutine suspended again (exec, sleep) or ended; each path re-armed c. A coroutine that
-    // suspended without re-arming leaves c idle.
+    resume_slot(c, level, *s);
+    // The coroutine suspended again (exec, sleep) or ended, or the task slept again in ep_poll();
+    // each path re-armed c. A coroutine that suspended without re-arming leaves c idle.
   }
 }
 
@@ -323,7 +322,7 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
         c.seg_start = host_.now();
         c.acct_cls = s->cls;
         if (!c.busy) set_smt_busy(c, true);
-        if (level != 0 || !c.curr->ep_poll || !ep_poll_wait_again(c, *c.curr)) s->resume();
+        resume_slot(c, level, *s);
       } else {
         if (s) {
           s->remaining = 0;

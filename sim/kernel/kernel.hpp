@@ -286,6 +286,13 @@ class Kernel : public EventSink, public WakeView {
   void dispatch(Cpu& c);
   /// Resumes ready coroutines on `c` directly (only from this object's event handlers).
   void run_ready(Cpu& c);
+  /// Resumes `s`, the slot `c` runs at `level` (its segment ended, or it was switched in ready):
+  /// a task in ep_poll()'s wait (Task::ep_poll) whose ready list is still empty sleeps on ep->wq
+  /// again instead (ep_poll_wait_again()).
+  void resume_slot(Cpu& c, int level, Slot& s) {
+    if (level == 0 && c.curr->ep_poll && ep_poll_wait_again(*c.curr)) return;
+    s.resume();
+  }
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
 
   // ---- interrupts ----------------------------------------------------------------------------
@@ -451,9 +458,11 @@ class Kernel : public EventSink, public WakeView {
     return EpollWaitAwait{*this, t, ep, maxevents, out, timeout, owed, 0, {}};
   }
   Proc<int> ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed);
-  /// A task whose segment ended (or that was woken) in ep_poll()'s wait (Task::ep_poll): true if
-  /// its ready list is still empty and it has gone back to sleep on ep->wq instead of resuming.
-  bool ep_poll_wait_again(Cpu& c, Task& t);
+  /// The running task `t`, in ep_poll()'s wait (Task::ep_poll), is about to resume: true if its
+  /// ready list is still empty and it has gone back to sleep on ep->wq instead.
+  bool ep_poll_wait_again(Task& t);
+  /// epoll_wait()'s syscall entry and ep_poll() before it reads the ready list.
+  Nanos ep_poll_entry_ns() const { return costs_.syscall_ns + costs_.epoll_wait_ns; }
   /// ep_send_events(): moves up to `maxevents` ready sockets to `out`.
   void ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
@@ -498,7 +507,11 @@ class Kernel : public EventSink, public WakeView {
   Proc<void> busy_poll_stop(Task& t, Napi& n, bool prefer, int budget);
   /// ep_busy_loop(): true if events became available.
   Proc<bool> ep_busy_loop(Task& t, Epoll& ep);
-  /// Whether ep_busy_loop() would poll or spin at all (net_busy_loop_on() / ep_busy_loop_on()).
+  /// ep_busy_loop_on() (fs/eventpoll.c v6.9): busy polling is on for `ep` (EPIOCSPARAMS
+  /// busy_poll_usecs or prefer_busy_poll, or net_busy_loop_on()), whether or not it has a NAPI yet.
+  bool ep_busy_poll_on(const Epoll& ep) const;
+  /// Whether ep_busy_loop() would poll or spin now: busy polling on and a NAPI learned, or the
+  /// ready-list-only spin (event_poll_only) with a busy-poll time.
   bool ep_busy_loop_on(const Epoll& ep) const;
   /// The epoll's busy-poll time: EPIOCSPARAMS busy_poll_usecs, else net.core.busy_poll.
   std::int64_t ep_busy_poll_usecs(const Epoll& ep) const;

@@ -116,18 +116,16 @@ void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>&
 }
 
 bool Kernel::EpollWaitAwait::await_ready() {
-  // The common call: the caller takes the CPU time as owed, it blocks, and the epoll never busy
-  // polls (its EPIOCSPARAMS and net.core.busy_poll are fixed at setup, so ep_busy_loop_on() stays
-  // false). Anything else runs ep_poll_proc().
-  const bool simple = owed && timeout != 0 && !ep.prefer_busy_poll && !ep.event_poll_only && ep.busy_poll_usecs == 0 &&
-                      k.kp_.net.busy_poll == 0;
-  if (!simple) {
+  // The common call: the caller takes the CPU time as owed, it blocks, and busy polling is off for
+  // the epoll (its EPIOCSPARAMS and net.core.busy_poll are fixed at setup, so ep_busy_loop_on()
+  // stays false whatever NAPI it learns). Anything else runs ep_poll_proc().
+  if (!owed || timeout == 0 || k.ep_busy_poll_on(ep)) {
     proc = k.ep_poll_proc(t, ep, maxevents, out, timeout, owed);
     return false;
   }
   if (ep.ready.empty()) return false;
   // Events already queued: found as the call starts, the entry is owed with the transfer.
-  entry = k.costs_.syscall_ns + k.costs_.epoll_wait_ns;
+  entry = k.ep_poll_entry_ns();
   return true;
 }
 
@@ -137,7 +135,7 @@ std::coroutine_handle<> Kernel::EpollWaitAwait::await_suspend(std::coroutine_han
   // the ready list fills (ep_poll_wait_again() makes each resumption re-check it, as ep_poll()'s
   // loop does), and the caller resumes only then.
   t.ep_poll = &ep;
-  const Nanos cost = k.costs_.syscall_ns + k.costs_.epoll_wait_ns;
+  const Nanos cost = k.ep_poll_entry_ns();
   if (cost > 0) {
     k.begin_segment(k.task_ctx(t, CpuClass::kSystem), h, cost);
   } else {
@@ -153,14 +151,13 @@ int Kernel::EpollWaitAwait::await_resume() {
   return static_cast<int>(out.size());
 }
 
-bool Kernel::ep_poll_wait_again(Cpu& c, Task& t) {
+bool Kernel::ep_poll_wait_again(Task& t) {
   Epoll& ep = *t.ep_poll;
   if (!ep.ready.empty()) {
     t.ep_poll = nullptr;
     return false;
   }
   // ep_poll(): no events yet (the entry just ended, or the wakeup found the list emptied): sleep.
-  NAPISIM_ASSERT(c.curr == &t, "ep_poll_wait_again() of a task that is not running");
   sleep_task(t, ep.wq, t.slot.h);
   return true;
 }
@@ -170,7 +167,7 @@ Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<in
   // entry and the transfer are one stretch of system time (the ready list read as the call starts).
   // A prefer_busy_poll epoll keeps the separate entry: ep_send_events() arms its IRQ-suspension
   // timer after the entry, as the karsten2024 results were calibrated with.
-  Nanos cost = costs_.syscall_ns + costs_.epoll_wait_ns;
+  Nanos cost = ep_poll_entry_ns();
   if (ep.ready.empty() || ep.prefer_busy_poll) {
     co_await exec(task_ctx(t, CpuClass::kSystem), cost);
     cost = 0;

@@ -892,6 +892,21 @@ TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
   }
 }
 
+/// The epoll_wait tests' costs: syscall 100 + epoll_wait 250 ns entry, 40 ns per event.
+CostParams epoll_costs() {
+  CostParams c = zero_costs();
+  c.syscall_ns = 100;
+  c.epoll_wait_ns = 250;
+  c.epoll_event_ns = 40;
+  return c;
+}
+
+/// What ep_poll_callback() queues: `s` on `ep`'s ready list.
+void make_ready(Epoll& ep, Socket& s) {
+  ep.ready.push_back(s.id);
+  s.on_ready_list = true;
+}
+
 /// One epoll_wait() on `ep` (events already queued or arriving later); records when it returned,
 /// how many events and the owed transfer time (owed == nullptr: the transfer is executed).
 Proc<void> epoll_once(Kernel& k, Task& t, Epoll& ep, Nanos* owed, Nanos* returned, int* n, WaitQueue& wq) {
@@ -901,6 +916,27 @@ Proc<void> epoll_once(Kernel& k, Task& t, Epoll& ep, Nanos* owed, Nanos* returne
   co_await k.sleep_on(t, wq);
 }
 
+/// Two CPUs with epoll_costs(), one epoll and a one-queue NIC for its sockets; run() makes one
+/// epoll_once() call on CPU 0 and keeps what it recorded.
+struct EpollRig {
+  Rig r{shape(2), KernelParams{}, epoll_costs()};
+  At at{r.host};
+  Epoll& ep = r.k.add_epoll();
+  WaitQueue wq;
+  Nanos owed = -1, returned = -1;
+  int n = -1;
+  EpollRig() { r.k.add_nic(one_queue_nic(), "/nic"); }
+  Socket& add_socket(std::uint32_t hash) { return r.k.add_socket(0, hash); }
+  /// Runs the call for 50 us; `owe`: the transfer is left owed.
+  Task& run(bool owe) {
+    Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+    start(r.k, t, epoll_once(r.k, t, ep, owe ? &owed : nullptr, &returned, &n, wq));
+    r.run_to(us(50));
+    r.settle();
+    return t;
+  }
+};
+
 TEST(KernelTest, EpollWaitLeavesTheTransferOwedWhenAsked) {
   // syscall 100 + epoll_wait 250 ns entry, 40 ns per event. Two sockets already ready at t=0: one
   // stretch of entry + transfer, 430 ns, returned after it, or owed at once (t=0). With the ready
@@ -909,47 +945,30 @@ TEST(KernelTest, EpollWaitLeavesTheTransferOwedWhenAsked) {
   // 5040) or owed.
   for (const bool queued : {true, false}) {
     for (const bool owe : {false, true}) {
-      CostParams c = zero_costs();
-      c.syscall_ns = 100;
-      c.epoll_wait_ns = 250;
-      c.epoll_event_ns = 40;
-      Rig r(shape(2), KernelParams{}, c);
-      At at(r.host);
-      Epoll& ep = r.k.add_epoll();
-      auto make_ready = [&](int id) {
-        ep.ready.push_back(id);
-        r.k.socket(id).on_ready_list = true;
-      };
-      r.k.add_nic(one_queue_nic(), "/nic");
-      Socket& s1 = r.k.add_socket(0, 1);
-      Socket& s2 = r.k.add_socket(0, 2);
-      WaitQueue wq;
-      Nanos owed = -1, returned = -1;
-      int n = -1;
+      EpollRig e;
+      Socket& s1 = e.add_socket(1);
+      Socket& s2 = e.add_socket(2);
       if (queued) {
-        make_ready(s1.id);
-        make_ready(s2.id);
+        make_ready(e.ep, s1);
+        make_ready(e.ep, s2);
       } else {
-        at(us(5), [&] {
-          make_ready(s1.id);
-          EXPECT_TRUE(r.k.wake_up(ep.wq, 1));
+        e.at(us(5), [&] {
+          make_ready(e.ep, s1);
+          EXPECT_TRUE(e.r.k.wake_up(e.ep.wq, 1));
         });
       }
-      Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
-      start(r.k, t, epoll_once(r.k, t, ep, owe ? &owed : nullptr, &returned, &n, wq));
-      r.run_to(us(50));
-      r.settle();
+      e.run(owe);
       SCOPED_TRACE(std::string(queued ? "queued" : "woken") + (owe ? ", owed" : ""));
-      EXPECT_EQ(n, queued ? 2 : 1);
+      EXPECT_EQ(e.n, queued ? 2 : 1);
       if (queued) {
-        EXPECT_EQ(returned, owe ? 0 : 430);
-        EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 0 : 430);
+        EXPECT_EQ(e.returned, owe ? 0 : 430);
+        EXPECT_EQ(e.r.cpu(0).time[kSystem], owe ? 0 : 430);
       } else {
-        EXPECT_EQ(returned, owe ? us(5) : us(5) + 40);
-        EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 350 : 390);
+        EXPECT_EQ(e.returned, owe ? us(5) : us(5) + 40);
+        EXPECT_EQ(e.r.cpu(0).time[kSystem], owe ? 350 : 390);
       }
       if (owe) {
-        EXPECT_EQ(owed, queued ? 430 : 40);
+        EXPECT_EQ(e.owed, queued ? 430 : 40);
       }
     }
   }
@@ -965,52 +984,35 @@ TEST(KernelTest, EpollWaitRechecksTheReadyListAfterTheEntryAndEachWakeup) {
   // The final sleep_on() in epoll_once() adds one more voluntary switch in each case.
   for (const bool spurious : {false, true}) {
     for (const bool owe : {false, true}) {
-      CostParams c = zero_costs();
-      c.syscall_ns = 100;
-      c.epoll_wait_ns = 250;
-      c.epoll_event_ns = 40;
-      Rig r(shape(2), KernelParams{}, c);
-      At at(r.host);
-      Epoll& ep = r.k.add_epoll();
-      r.k.add_nic(one_queue_nic(), "/nic");
-      Socket& s1 = r.k.add_socket(0, 1);
-      auto make_ready = [&] {
-        ep.ready.push_back(s1.id);
-        s1.on_ready_list = true;
-      };
-      WaitQueue wq;
-      Nanos owed = -1, returned = -1;
-      int n = -1;
-      Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+      EpollRig e;
+      Socket& s1 = e.add_socket(1);
       if (spurious) {
-        at(us(5), [&] { EXPECT_TRUE(r.k.wake_up(ep.wq, 1)); });
-        at(us(8), [&] {
-          make_ready();
-          EXPECT_TRUE(r.k.wake_up(ep.wq, 1));
+        e.at(us(5), [&] { EXPECT_TRUE(e.r.k.wake_up(e.ep.wq, 1)); });
+        e.at(us(8), [&] {
+          make_ready(e.ep, s1);
+          EXPECT_TRUE(e.r.k.wake_up(e.ep.wq, 1));
         });
       } else {
-        at(200, [&] {
-          make_ready();
-          EXPECT_FALSE(r.k.wake_up(ep.wq, 1));  // nobody waits yet: the task is in the entry
+        e.at(200, [&] {
+          make_ready(e.ep, s1);
+          EXPECT_FALSE(e.r.k.wake_up(e.ep.wq, 1));  // nobody waits yet: the task is in the entry
         });
       }
-      start(r.k, t, epoll_once(r.k, t, ep, owe ? &owed : nullptr, &returned, &n, wq));
-      r.run_to(us(50));
-      r.settle();
+      const Task& t = e.run(owe);
       SCOPED_TRACE(std::string(spurious ? "spurious" : "entry") + (owe ? ", owed" : ""));
-      EXPECT_EQ(n, 1);
+      EXPECT_EQ(e.n, 1);
       if (spurious) {
-        EXPECT_EQ(returned, owe ? us(8) : us(8) + 40);
+        EXPECT_EQ(e.returned, owe ? us(8) : us(8) + 40);
         EXPECT_EQ(t.nvcsw, 3u);
         EXPECT_EQ(t.wakeups, 2u);
       } else {
-        EXPECT_EQ(returned, owe ? 350 : 390);
+        EXPECT_EQ(e.returned, owe ? 350 : 390);
         EXPECT_EQ(t.nvcsw, 1u);
         EXPECT_EQ(t.wakeups, 0u);
       }
-      EXPECT_EQ(r.cpu(0).time[kSystem], owe ? 350 : 390);
+      EXPECT_EQ(e.r.cpu(0).time[kSystem], owe ? 350 : 390);
       if (owe) {
-        EXPECT_EQ(owed, 40);
+        EXPECT_EQ(e.owed, 40);
       }
       EXPECT_EQ(t.ep_poll, nullptr);
     }
