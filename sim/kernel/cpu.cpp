@@ -103,25 +103,31 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   dispatch(c);
 }
 
-void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n) {
+void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart (&parts)[Slot::kMaxNext + 1]) {
   Cpu& c = cpu(t.cpu);
   update_exec(c);
   Slot& s = t.slot;
-  const Nanos first = vary_cost(c, parts[0].cost) + t.migrate_penalty;
+  const ExecPart* p = parts;
+  const ExecPart* const end = parts + Slot::kMaxNext + 1;
+  while (p->cost <= 0) ++p;  // ChainAwait::await_ready() saw a part with work
+  const ExecPart& head = *p;
+  const Nanos first = vary_cost(c, head.cost) + t.migrate_penalty;
   t.migrate_penalty = 0;
   s.tail = 0;
-  for (int i = 1; i < n; ++i) {
-    const Nanos cost = vary_cost(c, parts[i].cost);
-    s.next[static_cast<std::size_t>(i - 1)] = ExecPart{parts[i].cls, cost, parts[i].from_user};
+  std::size_t n = 0;
+  for (++p; p != end; ++p) {
+    if (p->cost <= 0) continue;
+    const Nanos cost = vary_cost(c, p->cost);
+    s.next[n++] = ExecPart{p->cls, cost, p->from_user};
     s.tail += cost;
   }
   s.h = h;
   s.remaining = first + s.tail;
   s.part = 0;
-  s.cls = parts[0].cls;
-  s.part_from_user = parts[0].from_user;
+  s.cls = head.cls;
+  s.part_from_user = head.from_user;
   s.waiting = false;
-  if (parts[0].preemption_point()) exit_to_user_mode(c, t);
+  if (head.preemption_point()) exit_to_user_mode(c, t);
   dispatch(c);
 }
 

@@ -245,16 +245,14 @@ class Kernel : public EventSink, public WakeView {
   /// Consume `cost` ns of CPU in `ctx` (scaled by SMT speed; preemptible by higher levels).
   ExecAwait exec(const Ctx& ctx, Nanos cost) { return ExecAwait{*this, ctx, cost}; }
   struct ChainAwait {
-    ChainAwait(Kernel& k_, Task& t_, const ExecPart (&list)[Slot::kMaxNext + 1]) : k(k_), t(t_) {
-      for (const ExecPart& p : list)
-        if (p.cost > 0) parts[n++] = p;
-    }
     Kernel& k;
     Task& t;
-    ExecPart parts[Slot::kMaxNext + 1];
-    int n = 0;
-    bool await_ready() const noexcept { return n == 0; }
-    void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts, n); }
+    ExecPart parts[Slot::kMaxNext + 1];  // as given: begin_chain() skips the zero-cost ones
+    bool await_ready() const noexcept {
+      static_assert(Slot::kMaxNext + 1 == 4);
+      return parts[0].cost <= 0 && parts[1].cost <= 0 && parts[2].cost <= 0 && parts[3].cost <= 0;
+    }
+    void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts); }
     void await_resume() const noexcept {}
   };
   /// The same as `co_await exec(task_ctx(t, p.cls), p.cost)` for each part in turn, when nothing
@@ -264,13 +262,13 @@ class Kernel : public EventSink, public WakeView {
   /// is set, and a part that starts in user mode checks it, as begin_segment()/dispatch() would).
   /// Zero-cost parts are skipped, as exec() skips them (with their preemption point).
   ChainAwait exec_chain(Task& t, ExecPart a, ExecPart b, ExecPart c = {}, ExecPart d = {}) {
-    const ExecPart parts[Slot::kMaxNext + 1] = {a, b, c, d};
-    return ChainAwait(*this, t, parts);
+    return ChainAwait{*this, t, {a, b, c, d}};
   }
   Ctx task_ctx(Task& t, CpuClass cls) const { return Ctx{t.cpu, &t, 0, cls}; }
   static int ctx_cpu(const Ctx& ctx) { return ctx.task ? ctx.task->cpu : ctx.cpu; }
   void begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost);
-  void begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart* parts, int n);
+  /// Starts the chain of `parts` (at least one with work; the zero-cost ones are skipped).
+  void begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart (&parts)[Slot::kMaxNext + 1]);
   /// A segment's cost with the CPU's cost variability (lognormal, mean 1, costs.cost_cv) applied.
   Nanos vary_cost(Cpu& c, Nanos cost);
   /// Return to user mode on `c` by its running task `t`: the preemption point every model has.

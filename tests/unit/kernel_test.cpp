@@ -892,6 +892,79 @@ TEST(KernelTest, ChainedSegmentKeepsTheReturnToUserPreemptionPoint) {
   }
 }
 
+/// One chain: sys 2 us then user 5 us, alone (form 0) or with zero-cost parts before and between
+/// them (form 1), or four zero-cost parts (form 2); records when it ends.
+Proc<void> chain_with_gaps(Kernel& k, Task& t, int form, Nanos* done, WaitQueue& wq) {
+  if (form == 0) {
+    co_await k.exec_chain(t, {CpuClass::kSystem, us(2)}, {CpuClass::kUser, us(5)});
+  } else if (form == 1) {
+    co_await k.exec_chain(t, {CpuClass::kSystem, 0}, {CpuClass::kSystem, us(2)}, {CpuClass::kUser, 0},
+                          {CpuClass::kUser, us(5)});
+  } else {
+    co_await k.exec_chain(t, {CpuClass::kSystem, 0}, {CpuClass::kUser, 0}, {CpuClass::kSystem, 0},
+                          {CpuClass::kUser, 0});
+  }
+  *done = k.now();
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, ChainedSegmentSkipsZeroCostParts) {
+  // From t=0 on an idle CPU, (sys 0, sys 2 us, user 0, user 5 us) runs as (sys 2 us, user 5 us):
+  // done at 7 us, 2 us system then 5 us user (user from 2 us on), in as many events. With cost
+  // variability (cost_cv 0.3) the skipped parts draw no factor (a zero-cost part that ran would
+  // take at least 1 ns and shift every later draw), so both chains end at the same instant. A
+  // chain with no work does not suspend: done at 0, no CPU time, one event fewer (its end).
+  for (const double cv : {0.0, 0.3}) {
+    Nanos done[3], sys[3], user[3];
+    std::uint64_t events[3];
+    for (const int form : {0, 1, 2}) {
+      CostParams c = zero_costs();
+      c.cost_cv = cv;
+      Rig r(shape(1), KernelParams{}, c);
+      At at(r.host);
+      WaitQueue wq;
+      done[form] = -1;
+      CpuClass at_1us = CpuClass::kIdle, at_3us = CpuClass::kIdle;
+      Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+      start(r.k, t, chain_with_gaps(r.k, t, form, &done[form], wq));
+      at(us(1), [&] {
+        r.k.update_exec(r.cpu(0));
+        at_1us = t.slot.cls;
+      });
+      at(us(3), [&] {
+        r.k.update_exec(r.cpu(0));
+        at_3us = t.slot.cls;
+      });
+      r.run_to(us(50));
+      r.settle();
+      SCOPED_TRACE("cost_cv " + std::to_string(cv) + ", form " + std::to_string(form));
+      sys[form] = r.cpu(0).time[kSystem];
+      user[form] = r.cpu(0).time[kUser];
+      EXPECT_EQ(t.exec_ns, done[form]);
+      if (form != 2) {
+        EXPECT_EQ(at_1us, CpuClass::kSystem);
+        EXPECT_EQ(at_3us, CpuClass::kUser);
+      }
+      events[form] = r.host.events_processed();
+    }
+    SCOPED_TRACE("cost_cv " + std::to_string(cv));
+    if (cv == 0) {
+      EXPECT_EQ(done[0], us(7));
+      EXPECT_EQ(sys[0], us(2));
+      EXPECT_EQ(user[0], us(5));
+    } else {
+      EXPECT_NE(done[0], us(7));  // the factors were drawn
+    }
+    EXPECT_EQ(done[1], done[0]);
+    EXPECT_EQ(sys[1], sys[0]);
+    EXPECT_EQ(user[1], user[0]);
+    EXPECT_EQ(events[1], events[0]);
+    EXPECT_EQ(done[2], 0);
+    EXPECT_EQ(sys[2] + user[2], 0);
+    EXPECT_EQ(events[0] - events[2], 1u);
+  }
+}
+
 /// The epoll_wait tests' costs: syscall 100 + epoll_wait 250 ns entry, 40 ns per event.
 CostParams epoll_costs() {
   CostParams c = zero_costs();
