@@ -6,7 +6,8 @@
 #     (goal <= 1.0 on one core; the fastest of BENCH_REPEAT runs, default 5, on each CPU in turn,
 #     pinned with taskset), with simulated transactions/s, events per transaction and host ns per
 #     transaction. The per-CPU figures are printed too: the vCPUs of a cloud VM need not be equally
-#     fast (on the 2-vCPU development VM one ran tcp_rr_1B 40% slower than the other, every time);
+#     fast (on the 2-vCPU development VM one ran tcp_rr_1B 40% slower than the other for whole
+#     sessions, and within 3% in others);
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
 #     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel);
 #     BENCH_TOP=N adds the N functions with the most steady-state Ir per transaction (self cost).
