@@ -8,6 +8,7 @@
 // __smp_call_single_queue(), flush_smp_call_function_queue()) that carries wakelist wakeups and
 // RPS calls, one IPI per empty-to-non-empty transition.
 #include <algorithm>
+#include <iterator>
 
 #include "sim/kernel/kernel.hpp"
 
@@ -107,16 +108,18 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart (&pa
   Cpu& c = cpu(t.cpu);
   update_exec(c);
   Slot& s = t.slot;
-  const ExecPart* p = parts;
-  const ExecPart* const end = parts + Slot::kMaxNext + 1;
-  while (p->cost <= 0) ++p;  // ChainAwait::await_ready() saw a part with work
+  // The parts with work, in order, each with its own cost factor: the first runs now, the others
+  // wait in s.next.
+  const ExecPart* p = std::begin(parts);
+  while (p != std::end(parts) && !p->has_work()) ++p;
+  NAPISIM_ASSERT(p != std::end(parts), "begin_chain(): no part has work (ChainAwait::await_ready() lets none through)");
   const ExecPart& head = *p;
   const Nanos first = vary_cost(c, head.cost) + t.migrate_penalty;
   t.migrate_penalty = 0;
   s.tail = 0;
   std::size_t n = 0;
-  for (++p; p != end; ++p) {
-    if (p->cost <= 0) continue;
+  for (++p; p != std::end(parts); ++p) {
+    if (!p->has_work()) continue;
     const Nanos cost = vary_cost(c, p->cost);
     s.next[n++] = ExecPart{p->cls, cost, p->from_user};
     s.tail += cost;

@@ -250,7 +250,7 @@ class Kernel : public EventSink, public WakeView {
     ExecPart parts[Slot::kMaxNext + 1];  // as given: begin_chain() skips the zero-cost ones
     bool await_ready() const noexcept {
       static_assert(Slot::kMaxNext + 1 == 4);
-      return parts[0].cost <= 0 && parts[1].cost <= 0 && parts[2].cost <= 0 && parts[3].cost <= 0;
+      return !parts[0].has_work() && !parts[1].has_work() && !parts[2].has_work() && !parts[3].has_work();
     }
     void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts); }
     void await_resume() const noexcept {}
@@ -461,8 +461,9 @@ class Kernel : public EventSink, public WakeView {
   bool ep_poll_wait_again(Task& t);
   /// epoll_wait()'s syscall entry and ep_poll() before it reads the ready list.
   Nanos ep_poll_entry_ns() const { return costs_.syscall_ns + costs_.epoll_wait_ns; }
-  /// ep_send_events(): moves up to `maxevents` ready sockets to `out`.
-  void ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
+  /// ep_send_events(): moves up to `maxevents` ready sockets to `out`; returns the transfer's CPU
+  /// cost (epoll_event_ns per event).
+  Nanos ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
   /// sys_recv() in two halves, for callers that chain its CPU time with other work (exec_chain):
   /// recv_take() dequeues the data now (tcp_recvmsg) and returns the bytes and the syscall's

@@ -103,7 +103,7 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
   wake_up(ep->wq, ctx_cpu(ctx));
 }
 
-void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out) {
+Nanos Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out) {
   out.clear();
   while (!ep.ready.empty() && static_cast<int>(out.size()) < maxevents) {
     const int id = ep.ready.front();
@@ -113,6 +113,7 @@ void Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>&
   }
   // ep_try_send_events() -> ep_suspend_napi_irqs() (v6.13 IRQ suspension)
   if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
+  return static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
 }
 
 bool Kernel::EpollWaitAwait::await_ready() {
@@ -146,8 +147,7 @@ std::coroutine_handle<> Kernel::EpollWaitAwait::await_suspend(std::coroutine_han
 
 int Kernel::EpollWaitAwait::await_resume() {
   if (proc.handle()) return proc.await_resume();
-  k.ep_send_events(t, ep, maxevents, out);
-  *owed = entry + static_cast<Nanos>(out.size()) * k.costs_.epoll_event_ns;
+  *owed = entry + k.ep_send_events(t, ep, maxevents, out);
   return static_cast<int>(out.size());
 }
 
@@ -178,8 +178,7 @@ Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<in
       co_await sleep_on(t, ep.wq);
     }
   }
-  ep_send_events(t, ep, maxevents, out);
-  cost += static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
+  cost += ep_send_events(t, ep, maxevents, out);
   if (owed) {
     *owed = cost;
   } else {

@@ -36,6 +36,8 @@ struct ExecPart {
   Nanos cost = 0;
   bool from_user = false;
   bool preemption_point() const { return from_user || cls == CpuClass::kUser; }
+  /// A part without work is skipped, as exec() skips a zero cost (with its preemption point).
+  bool has_work() const { return cost > 0; }
 };
 
 /// The execution segment of one context level (hardirq, softirq, or a task).

@@ -823,6 +823,14 @@ TEST(KernelTest, EevdfWokenTaskWithPositiveLagPreemptsAtOnce) {
 
 // ---- chained segments (Kernel::exec_chain) -------------------------------------------------
 
+/// At `when`, records the class of the part task `t` runs on CPU 0 (its accounting brought up to then).
+void class_at(At& at, Rig& r, Task& t, Nanos when, CpuClass* out) {
+  at(when, [&r, &t, out] {
+    r.k.update_exec(r.cpu(0));
+    *out = t.slot.cls;
+  });
+}
+
 /// A syscall, user work and a syscall, once, chained or as three exec() calls; records the end.
 Proc<void> syscall_user_syscall(Kernel& k, Task& t, bool chained, Nanos* done, WaitQueue& wq) {
   if (chained) {
@@ -853,15 +861,9 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
       CpuClass at_1us = CpuClass::kIdle, at_4us = CpuClass::kIdle, at_9us = CpuClass::kIdle;
       Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
       start(r.k, t, syscall_user_syscall(r.k, t, chained, &done, wq));
-      auto cls_at = [&](Nanos when, CpuClass* out) {
-        at(when, [&r, out, &t] {
-          r.k.update_exec(r.cpu(0));
-          *out = t.slot.cls;
-        });
-      };
-      cls_at(us(1), &at_1us);
-      cls_at(us(4), &at_4us);
-      cls_at(us(9), &at_9us);
+      class_at(at, r, t, us(1), &at_1us);
+      class_at(at, r, t, us(4), &at_4us);
+      class_at(at, r, t, us(9), &at_9us);
       if (irq) r.k.raise_irq(0, Kernel::irq_code(Kernel::kIrqIpiResched, 0), us(3) + 500);
       r.run_to(us(50));
       r.settle();
@@ -927,14 +929,8 @@ TEST(KernelTest, ChainedSegmentSkipsZeroCostParts) {
       CpuClass at_1us = CpuClass::kIdle, at_3us = CpuClass::kIdle;
       Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
       start(r.k, t, chain_with_gaps(r.k, t, form, &done[form], wq));
-      at(us(1), [&] {
-        r.k.update_exec(r.cpu(0));
-        at_1us = t.slot.cls;
-      });
-      at(us(3), [&] {
-        r.k.update_exec(r.cpu(0));
-        at_3us = t.slot.cls;
-      });
+      class_at(at, r, t, us(1), &at_1us);
+      class_at(at, r, t, us(3), &at_3us);
       r.run_to(us(50));
       r.settle();
       SCOPED_TRACE("cost_cv " + std::to_string(cv) + ", form " + std::to_string(form));
