@@ -7,7 +7,8 @@
 #     pinned with taskset), with simulated transactions/s, events per transaction and host ns per
 #     transaction. The per-CPU figures are printed too: the vCPUs of a cloud VM need not be equally
 #     fast (on the 2-vCPU development VM one ran tcp_rr_1B 40% slower than the other for whole
-#     sessions, and within 3% in others);
+#     sessions, and within 3% in others). Next to each CPU's figure, the best bare-heap rate that CPU
+#     ran between the timed runs: the host's speed in the same minutes (a slow spell slows both);
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
 #     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel);
 #     BENCH_TOP=N adds the N functions with the most steady-state Ir per transaction (self cost).
@@ -37,12 +38,17 @@ for _ in $(seq "${BENCH_REPEAT:-5}"); do
     NAPISIM_TIMING=1 "${pin[@]}" "$build/napisim" run "$scenario" --set duration_s="$sim_s" --set warmup_s="$warm_s" \
       --format json >"$out" 2>"$err"
     sed "s/^/cpu=$c /" "$err" >>"$all"
+    # The bare-heap loop on the same CPU right after: how fast the host ran this CPU just then.
+    "${pin[@]}" "$build/napisim_engine_bench" 3000000 | grep -o 'bare_heap_events_per_s=[0-9.e+]*' |
+      sed "s/^/cpu=$c /" >>"$all"
   done
 done
 for c in "${cpus[@]}"; do
   [ "$c" = - ] && break
   best=$(grep "^cpu=$c " "$all" | grep -o '[0-9.]* wall s per simulated s' | sort -g | head -1)
-  echo "tcp_rr_1B pinned to cpu $c: ${best% wall s per simulated s} wall s per simulated s (fastest of ${BENCH_REPEAT:-5})"
+  heap=$(grep "^cpu=$c bare_heap" "$all" | cut -d= -f3 | sort -g | tail -1)
+  echo "tcp_rr_1B pinned to cpu $c: ${best% wall s per simulated s} wall s per simulated s (fastest of ${BENCH_REPEAT:-5};" \
+       "bare heap on cpu $c between the runs: $(awk -v h="$heap" 'BEGIN { printf "%.1f", h / 1e6 }')M events/s at best)"
 done
 grep 'wall s per simulated s' "$all" | sort -t' ' -k7 -g | head -1 >"$err"
 "$py" - "$out" "$err" "$sim_s" "$warm_s" <<'EOF'
