@@ -38,6 +38,7 @@
 #include "sim/hw/topology.hpp"
 #include "sim/kernel/costs.hpp"
 #include "sim/kernel/fair.hpp"
+#include "sim/kernel/inet_hash.hpp"
 #include "sim/kernel/napi.hpp"
 #include "sim/kernel/params.hpp"
 #include "sim/kernel/pelt.hpp"
@@ -208,6 +209,9 @@ class Kernel : public EventSink, public WakeView {
   Socket& add_socket(int nic, const FlowTuple& tuple) {
     return add_socket(nic, nics_[static_cast<std::size_t>(nic)]->rss->hash(tuple));
   }
+  /// inet_ehashfn() of the connection `tuple` arriving here (saddr/sport the peer's), keyed with
+  /// this host's inet_ehash_secret: the hash SO_REUSEPORT selects a listener by (inet_hash.hpp).
+  std::uint32_t inet_ehashfn(const FlowTuple& tuple) const { return napisim::inet_ehashfn(tuple, inet_ehash_secret_); }
   Epoll& add_epoll();
   void set_peer(WirePeer* peer) { peer_ = peer; }
   /// Off: every delivered train keeps its arrival event (nic_deliver), watched or not. The
@@ -628,6 +632,7 @@ class Kernel : public EventSink, public WakeView {
   bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
   bool lazy_rx_ = true;                  // set_lazy_rx()
   bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
+  std::uint32_t inet_ehash_secret_ = 0;  // inet_ehash_secret + net_hash_mix(): random per boot, from the seed
   // net_rx_action() refills its list from poll_list and ____napi_schedule() raises no NET_RX inside
   // it (8b43fd3d1d7d, v6.4): kp_.ksoftirqd_mode "v6.5"; the older modes run the code before it.
   bool net_rx_refill_ = true;

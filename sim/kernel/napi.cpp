@@ -97,7 +97,7 @@ Proc<int> Kernel::napi_poll(Ctx ctx, Napi& n, bool& repoll) {
   ++n.full_polls;
   Cpu& c = cpu(ctx.cpu);
   if (n.state & kDisable) {
-    napi_complete_done(c, n, work);
+    napi_complete_done(c, n, 0);  // napi_complete(n)
     co_return work;
   }
   if (n.state & kPreferBusyPoll) {

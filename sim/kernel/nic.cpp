@@ -239,17 +239,24 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   Channel& ch = *n.ch;
   rx_sync(ch);
   Nanos cost = costs_.napi_poll_ns;
-  // mlx5e_poll_tx_cq(): reap TX completions first.
+  // mlx5e_poll_tx_cq(): reap TX completions first, at most MLX5E_TX_CQ_POLL_BUDGET (128); a
+  // full reap means more are waiting ("busy"): mlx5e_napi_poll() then returns the whole budget,
+  // so the NAPI stays scheduled instead of completing.
   tx_collect(ch);
-  const std::int64_t ntx = std::min<std::int64_t>(ch.tx_pending, 128);
+  constexpr std::int64_t kTxCqPollBudget = 128;
+  const std::int64_t ntx = std::min<std::int64_t>(ch.tx_pending, kTxCqPollBudget);
+  const bool tx_busy = ntx == kTxCqPollBudget;
   ch.tx_pending -= ntx;
   cost += ntx * costs_.tx_completion_ns;
   // Per skb: packet memory on the NIC's node read from this CPU's node (0 when local).
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
   SkbBatch<kMaxBatch> batch;
-  const int batch_limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
+  // gro_normal_one() (include/net/gro.h v6.6): napi->rx_count += segs (a GRO skb counts its
+  // segments, 8dc1c444df19, v5.12), flushed at gro_normal_batch; the batch array bounds the skbs.
+  const std::int64_t batch_limit = kp_.net.gro_normal_batch;
   int nb = 0;
+  std::int64_t rx_count = 0;
   int work = 0;
   while (work < budget && !ch.ring.empty()) {
     RxEntry& e = ch.ring.front();
@@ -263,12 +270,14 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
     cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
     batch.put(static_cast<std::size_t>(nb++), skb);
-    if (nb >= batch_limit) {  // gro_normal_list_flush: netif_receive_skb_list()
+    rx_count += skb.segs;
+    if (rx_count >= batch_limit || nb == kMaxBatch) {  // gro_normal_list(): netif_receive_skb_list()
       co_await exec(ctx, cost);
       rx_sync(ch);
       cost = 0;
       netif_receive_skb_list(ctx, batch.data(), nb);
       nb = 0;
+      rx_count = 0;
     }
   }
   co_await exec(ctx, cost);
@@ -280,8 +289,8 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   n.packets += static_cast<std::uint64_t>(work);
   Cpu& c = cpu(ctx_cpu(ctx));
   c.sd.processed += static_cast<std::uint64_t>(work);
-  if (work < budget && napi_complete_done(c, n, work)) nic_arm_irq(ch);
-  co_return work;
+  if (work < budget && !tx_busy && napi_complete_done(c, n, work)) nic_arm_irq(ch);
+  co_return tx_busy ? budget : work;
 }
 
 void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only) {

@@ -59,7 +59,7 @@ struct SchedParams {
 struct NetParams {
   std::int64_t dev_weight = 64;             // net.core.dev_weight (NAPI_POLL_WEIGHT)
   std::int64_t netdev_budget = 300;         // net.core.netdev_budget
-  std::int64_t netdev_budget_usecs = 2000;  // net.core.netdev_budget_usecs (2 * USEC_PER_SEC / HZ at HZ=1000)
+  std::int64_t netdev_budget_usecs = 0;     // net.core.netdev_budget_usecs; 0: 2 * USEC_PER_SEC / HZ (v5.7+)
   std::int64_t gro_normal_batch = 8;        // net.core.gro_normal_batch
   std::int64_t netdev_max_backlog = 1000;   // net.core.netdev_max_backlog
   std::string flow_limit_cpu_bitmap = "";   // net.core.flow_limit_cpu_bitmap (cpulist here; "" = off)
@@ -95,7 +95,9 @@ struct NetParams {
       Range{1, 4096});
     v("netdev_budget", &NetParams::netdev_budget, "pkts", "Packet budget of one net_rx_action() run", Range{1, 1e6});
     v("netdev_budget_usecs", &NetParams::netdev_budget_usecs, "us",
-      "Time budget of one net_rx_action() run (converted to jiffies, as the kernel does)", Range{1, 1e7});
+      "Time budget of one net_rx_action() run (converted to jiffies, as the kernel does); 0: the kernel's "
+      "default for the scenario's HZ, 2 * USEC_PER_SEC / HZ (2 jiffies, a4837980fd9f, v5.7)",
+      Range{0, 1e7});
     v("gro_normal_batch", &NetParams::gro_normal_batch, "skbs", "GRO output batch passed to netif_receive_skb_list",
       Range{1, 1024});
     v("netdev_max_backlog", &NetParams::netdev_max_backlog, "pkts", "Per-CPU RPS backlog limit", Range{1, 1e7});

@@ -25,10 +25,14 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   if (kp_.hz != 100 && kp_.hz != 250 && kp_.hz != 300 && kp_.hz != 1000)
     throw ConfigError("/kernel/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(kp_.hz));
   tick_ns_ = kNsPerSec / kp_.hz;
+  // net/core/dev.c: int netdev_budget_usecs = 2 * USEC_PER_SEC / HZ ("at least 2 jiffies to
+  // guarantee 1 jiffy timeout"); 0 in the scenario asks for that default.
+  if (kp_.net.netdev_budget_usecs == 0) kp_.net.netdev_budget_usecs = 2 * 1000000 / kp_.hz;
   smt_speed_milli_ = static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5);
   preempt_full_ = kp_.sched.preempt == "full";
   ksoftirqd_era_ = kp_.ksoftirqd_mode == "4.9-6.4";
   net_rx_refill_ = kp_.ksoftirqd_mode == "v6.5";
+  inet_ehash_secret_ = static_cast<std::uint32_t>(root.stream(rng_prefix + "net/inet_ehash_secret").next_u64() >> 32);
   fair_params_.algo = kp_.sched.algo == "cfs" ? FairParams::Algo::kCfs : FairParams::Algo::kEevdf;
   fair_params_.nr_cpus = topo_.nr_cpus();
   fair_params_.base_slice_ns = kp_.sched.base_slice_ns;

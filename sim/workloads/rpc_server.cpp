@@ -75,7 +75,7 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     Flow& fl = flows_[static_cast<std::size_t>(s.id)];
     fl.sock = s.id;
     fl.host = host;
-    fl.thread = reuseport_thread(s, p_.num_threads, p_.flow_steering == "rx_queue");
+    fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
     flow_socks_.push_back(s.id);
   }

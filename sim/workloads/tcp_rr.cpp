@@ -43,7 +43,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     Flow& fl = flows_[static_cast<std::size_t>(s.id)];
     fl.sock = s.id;
     fl.host = host;
-    fl.thread = reuseport_thread(s, p_.num_threads, p_.flow_steering == "rx_queue");
+    fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
   }
   // Full-kernel client hosts: neper's client threads on the client's own kernel.

@@ -60,12 +60,13 @@ std::vector<double> report_percentiles(const std::vector<double>& requested);
 /// The summary's `latency_ns` object: count, min, max, mean, stddev and `percentiles` in order.
 Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
 
-/// The server thread a flow's socket belongs to: SO_REUSEPORT's reuseport_select_sock() ->
-/// reciprocal_scale(hash, threads) (include/linux/kernel.h), or with `by_rx_queue` the RX queue
-/// mod threads (SO_INCOMING_NAPI_ID steering).
-inline int reuseport_thread(const Socket& s, std::int64_t threads, bool by_rx_queue) {
+/// The server thread a flow's socket belongs to: one SO_REUSEPORT listener per thread, so
+/// inet_lookup_reuseport() -> reuseport_select_sock() -> reciprocal_scale(inet_ehashfn(), threads)
+/// (`phash`: Kernel::inet_ehashfn() of the connection), or with `by_rx_queue` the RX queue mod
+/// threads (SO_INCOMING_NAPI_ID steering).
+inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t threads, bool by_rx_queue) {
   return by_rx_queue ? static_cast<int>(s.rx_queue % threads)
-                     : static_cast<int>((static_cast<std::uint64_t>(s.hash) * static_cast<std::uint64_t>(threads)) >> 32);
+                     : static_cast<int>(reciprocal_scale(phash, static_cast<std::uint32_t>(threads)));
 }
 
 /// conservation() of a request/response workload: every request `sent` is `answered` or

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -350,6 +351,77 @@ TEST(KernelTest, HardirqPreemptsTaskAndSoftirqRunsAtIrqExit) {
   EXPECT_EQ(c0.ksoftirqd_wakeups, 0u);
   EXPECT_EQ(t.exec_ns, us(10));
   EXPECT_TRUE(r.k.nics()[0]->channels[0]->irq_armed);  // napi_complete_done re-armed the CQ
+}
+
+TEST(KernelTest, GroNormalBatchCountsSegmentsNotSkbs) {
+  // gro_normal_one() (v6.6): napi->rx_count += segs. Three 4-segment trains (4000 bytes each) reach
+  // an idle 1-CPU host's 1-queue NIC at 3 us (IRQ at once). Every cost is 0 but rx_pkt_ns, 1000 per
+  // segment: the poll works 3..15 us. With gro_normal_batch 8 the first two trains (8 segments) go
+  // up the stack at 11 us and the third at the poll's end, 15 us; counting skbs, all three would
+  // wait until 15 us.
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = 1000;
+  Rig r(shape(1), KernelParams{}, c);
+  r.k.add_nic(one_queue_nic(), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  At at(r.host);
+  at(us(3), [&] {
+    for (int i = 0; i < 3; ++i) r.k.nic_rx(0, pkt(s.id, 4));
+  });
+  std::int64_t before_11 = -1, after_11 = -1, before_15 = -1;
+  at(us(11) - 1, [&] { before_11 = s.rx_avail; });
+  at(us(11) + 1, [&] { after_11 = s.rx_avail; });
+  at(us(15) - 1, [&] { before_15 = s.rx_avail; });
+  r.run_to(us(50));
+  EXPECT_EQ(before_11, 0);
+  EXPECT_EQ(after_11, 8000);
+  EXPECT_EQ(before_15, 8000);
+  EXPECT_EQ(s.rx_avail, 12000);
+  EXPECT_EQ(r.cpu(0).time[kSoftirq], us(12));
+}
+
+TEST(KernelTest, FullTxCompletionReapKeepsTheNapiScheduled) {
+  // mlx5e_napi_poll(): a TX CQ poll that reaps its whole budget (MLX5E_TX_CQ_POLL_BUDGET, 128)
+  // makes the poll "busy": it returns the full budget and does not complete. 200 TX completions
+  // wait when one packet arrives at 3 us (IRQ at once, hardirq 1000 ns: 3..4 us). Poll 1 reaps
+  // 128 (100 ns each) and the packet (1000 ns): 4..17.8 us, busy, so net_rx_action() repolls
+  // (a full poll); poll 2 reaps the other 72: 17.8..25 us, completes and re-arms the IRQ with
+  // nothing pending. One interrupt in all (without the busy rule, poll 1 would complete and the
+  // re-armed CQ would interrupt again for the 72).
+  CostParams c = zero_costs();
+  c.hardirq_ns = 1000;
+  c.rx_pkt_ns = 1000;
+  c.tx_completion_ns = 100;
+  Rig r(shape(1), KernelParams{}, c);
+  r.k.add_nic(one_queue_nic(), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  r.k.nics()[0]->channels[0]->tx_pending = 200;
+  At at(r.host);
+  at(us(3), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  r.run_to(us(50));
+  const Cpu& c0 = r.cpu(0);
+  const Napi& n = *r.k.napis()[0];
+  EXPECT_EQ(c0.irqs, 1u);
+  EXPECT_EQ(n.polls, 2u);
+  EXPECT_EQ(n.full_polls, 1u);
+  EXPECT_EQ(c0.time[kHardirq], 1000);
+  EXPECT_EQ(c0.time[kSoftirq], us(21));
+  EXPECT_EQ(r.k.nics()[0]->channels[0]->tx_pending, 0);
+  EXPECT_EQ(s.rx_avail, 1000);
+  EXPECT_TRUE(r.k.nics()[0]->channels[0]->irq_armed);
+}
+
+TEST(KernelTest, NetdevBudgetUsecsDefaultsToTwoJiffies) {
+  // net/core/dev.c (v5.7+): netdev_budget_usecs = 2 * USEC_PER_SEC / HZ; 0 in the scenario asks for it.
+  for (const auto& [hz, set, want] : {std::tuple{1000, 0, 2000}, std::tuple{250, 0, 8000}, std::tuple{100, 0, 20000},
+                                      std::tuple{250, 3000, 3000}}) {
+    KernelParams kp;
+    kp.hz = hz;
+    kp.net.netdev_budget_usecs = set;
+    Rig r(shape(1), kp, zero_costs());
+    EXPECT_EQ(r.k.params().net.netdev_budget_usecs, want) << hz << " " << set;
+    EXPECT_EQ(r.k.usecs_to_jiffies(r.k.params().net.netdev_budget_usecs), set ? 1 : 2) << hz;
+  }
 }
 
 TEST(KernelTest, NetworkInterruptChargesCacheRefillToTheInterruptedUserTaskOnly) {
