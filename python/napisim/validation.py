@@ -4,14 +4,18 @@ The datasets are data (validation/datasets.json in the source tree): for each, t
 table, the scenarios and overrides that produce napisim's version of it, and the published
 *directions* (which configuration wins which metric). This module runs them (napisim.sweep: one
 process per run, cached, parallel), summarises each cell over seeds as mean ± 95% CI (Student t),
-calls a direction only when the intervals separate, and writes VALIDATION.md with one PNG per
+calls a direction only when the 95% interval of its per-seed paired change excludes zero (seed s
+of one row against seed s of the other: both runs share that seed's random numbers, e.g. the
+SO_REUSEPORT hash secret that spreads flows over threads), and writes VALIDATION.md with one PNG per
 dataset. A dataset row whose scenario file does not exist (yet) is reported as "scenario missing",
 and its directions as ✗; it starts working as soon as the file lands.
 
     python3 -m napisim.validation [--quick] [--seeds 1,2,3] [--include calibration/fitted_costs.json]
 
 Direction kinds (row `a` compared with row `b` on one column):
-  lower / higher   a's CI lies entirely below / above b's CI
+  lower / higher   the paired change a vs b (a_s / b_s - 1, or a_s - b_s in pp for a relative
+                   dataset) has its 95% CI entirely below / above 0 (with one seed, or rows
+                   without per-seed values: a's CI entirely below / above b's CI)
   similar          |mean_a / mean_b - 1| <= tolerance (a published "no mode wins")
 """
 
@@ -181,11 +185,42 @@ def _values(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optiona
     return out
 
 
+def _series(ds: dict, rows: dict[str, RowResult], label: str, key: str) -> Optional[list]:
+    """Per-seed values of one cell in the units `_values` reports (% change vs the reference row
+    for a relative dataset), None for a seed without one; None when the row did not run."""
+    rr = rows.get(label)
+    if rr is None or rr.status != "ok":
+        return None
+    if ds.get("relative_to"):
+        ref = rows.get(ds["relative_to"])
+        if ref is None or ref.status != "ok":
+            return None
+        return [None if a is None or b in (None, 0) else 100.0 * (a / b - 1.0)
+                for a, b in zip(rr.per_seed.get(key, []), ref.per_seed.get(key, []))]
+    scale = next((c.get("scale", 1.0) for c in ds["columns"] if c["key"] == key), 1.0)
+    return [None if x is None else x * scale for x in rr.per_seed.get(key, [])]
+
+
+def paired_change(xa: list, xb: list, relative: bool) -> Optional[Stat]:
+    """Mean ± 95% CI over seeds of a's change vs b, seed by seed (common random numbers):
+    a_s - b_s (pp) for a relative dataset, else a_s / b_s - 1."""
+    diffs = []
+    for x, y in zip(xa, xb):
+        if x is None or y is None or (not relative and y == 0):
+            diffs.append(None)
+        else:
+            diffs.append(x - y if relative else x / y - 1.0)
+    return stat(diffs)
+
+
 def judge(direction: dict, values: dict[str, dict[str, Optional[Stat]]], rows: dict[str, RowResult],
-          relative: bool = False) -> dict:
-    """Outcome of one direction: holds (bool), called (the intervals separate), text (what napisim
-    shows). For a relative dataset the values are already % changes vs the reference row, so the
-    difference is in percentage points (pp) and `similar` compares it with tolerance × 100 pp."""
+          relative: bool = False, series: Optional[dict[str, Optional[list]]] = None) -> dict:
+    """Outcome of one direction: holds (bool), called (the change is significant), text (what
+    napisim shows). For a relative dataset the values are already % changes vs the reference row, so
+    the difference is in percentage points (pp) and `similar` compares it with tolerance × 100 pp.
+    `series` (row label -> per-seed values of the direction's column) makes the call a paired one:
+    the per-seed change's 95% interval must exclude 0; without it (or with one seed) a's and b's
+    intervals must separate."""
     a, b, col, kind = direction["a"], direction["b"], direction["column"], direction["kind"]
     missing = [r for r in (a, b) if rows.get(r) is None or rows[r].status != "ok"]
     if missing:
@@ -205,8 +240,16 @@ def judge(direction: dict, values: dict[str, dict[str, Optional[Stat]]], rows: d
         holds = abs(rel) <= tol
         return {"holds": holds, "called": True,
                 "text": f"{shown} ({'within' if holds else 'outside'} ±{tol:.0%})"}
-    separated_lower = sa.hi < sb.lo
-    separated_higher = sa.lo > sb.hi
+    pa, pb = (series or {}).get(a), (series or {}).get(b)
+    paired = paired_change(pa, pb, relative) if pa and pb and len(pa) == len(pb) else None
+    if paired is not None and paired.n >= 2:
+        separated_lower = paired.hi < 0
+        separated_higher = paired.lo > 0
+        not_called = "paired 95% interval spans 0: not called"
+    else:
+        separated_lower = sa.hi < sb.lo
+        separated_higher = sa.lo > sb.hi
+        not_called = "intervals overlap: not called"
     if kind == "lower":
         holds = separated_lower
         called = separated_lower or separated_higher
@@ -218,7 +261,7 @@ def judge(direction: dict, values: dict[str, dict[str, Optional[Stat]]], rows: d
     if called:
         text = shown + ("" if holds else " (opposite)")
     else:
-        text = f"{shown}, intervals overlap: not called"
+        text = f"{shown}, {not_called}"
     return {"holds": holds, "called": called, "text": text}
 
 
@@ -236,7 +279,10 @@ def _row_key(row: dict, columns: list[dict]) -> str:
 
 def assemble(ds: dict, rows: dict) -> DatasetResult:
     values = _values(ds, rows)
-    dirs = [{**d, **judge(d, values, rows, relative=bool(ds.get("relative_to")))} for d in ds.get("directions", [])]
+    rel = bool(ds.get("relative_to"))
+    dirs = [{**d, **judge(d, values, rows, relative=rel,
+                          series={r: _series(ds, rows, r, d["column"]) for r in (d["a"], d["b"])})}
+            for d in ds.get("directions", [])]
     return DatasetResult(ds, rows, values, dirs)
 
 
@@ -382,7 +428,8 @@ def render_markdown(results: list[DatasetResult], *, seeds: list[int], overrides
              "Generated by `" + command + "`; do not edit by hand. Every dataset of "
              "`shared/reference/validation-targets.md` (and kernel-napi.md §3.3, §7.4) is listed: the published "
              "table, napisim's table from the same scenarios (mean ± 95% CI over seeds), relative errors, and "
-             "each published direction, called only when the confidence intervals separate. A ✗ is never hidden; "
+             "each published direction, called only when the 95% interval of its per-seed paired change (seed s "
+             "of one run against seed s of the other: common random numbers) excludes zero. A ✗ is never hidden; "
              "its sentence names the mechanism suspected from the numbers.", ""]
     n_ok = sum(1 for r in results for d in r.directions if d["holds"])
     n_all = sum(len(r.directions) for r in results)

@@ -1,6 +1,7 @@
 """Validation suite (CTest label `validation`): every published direction of validation/datasets.json
-at reduced sizes (napisim.validation.QUICK_OVERRIDES, seeds 1-3). A direction holds when napisim's 95%
-intervals separate the published way (or, for `similar`, the means are within the tolerance).
+at reduced sizes (napisim.validation.QUICK_OVERRIDES, seeds 1-3). A direction holds when the 95%
+interval of napisim's per-seed paired change lies on the published side of zero (or, for `similar`,
+the means are within the tolerance).
 Directions the model does not reproduce yet carry a `suspect` sentence in datasets.json and are
 xfail(strict=True): they stay visible, and turn into a failure the day they start to hold, so the
 sentence (and VALIDATION.md) must then be updated. Rows whose scenario file does not exist yet are
@@ -86,6 +87,26 @@ def test_judge_calls_a_direction_only_when_intervals_separate():
     sim = {"kind": "similar", "tolerance": 0.05, "a": "x", "b": "y", "column": "m"}
     assert v.judge(sim, {"x": {"m": v.Stat(104, 9, 3)}, "y": {"m": v.Stat(100, 9, 3)}}, _rows("x", "y"))["holds"]
     assert not v.judge(sim, {"x": {"m": v.Stat(107, 1, 3)}, "y": {"m": v.Stat(100, 1, 3)}}, _rows("x", "y"))["holds"]
+
+
+def test_judge_pairs_seeds_when_per_seed_values_are_given():
+    # Three seeds whose levels differ a lot (10, 20, 30) but where x is always 1/11 below y: the
+    # intervals of x and y overlap, the paired change (-1/11 at every seed, CI 0) is called.
+    d = {"a": "x", "b": "y", "column": "m", "kind": "lower"}
+    xs, ys = [10.0, 20.0, 30.0], [11.0, 22.0, 33.0]
+    vals = {"x": {"m": v.stat(xs)}, "y": {"m": v.stat(ys)}}
+    assert not v.judge(d, vals, _rows("x", "y"))["called"]  # unpaired: the intervals overlap
+    out = v.judge(d, vals, _rows("x", "y"), series={"x": xs, "y": ys})
+    assert out["holds"] and out["called"] and out["text"] == "-9.1%"
+    up = v.judge({**d, "kind": "higher"}, vals, _rows("x", "y"), series={"x": xs, "y": ys})
+    assert not up["holds"] and up["called"] and up["text"] == "-9.1% (opposite)"
+    # A change that flips sign between seeds: -9.1%, +9.1%, -9.1% -> mean -3.0%, t(2) * sd / sqrt(3)
+    # = 4.303 * 0.105 / 1.732 = 0.261 > 0.030: not called.
+    noisy = v.judge(d, vals, _rows("x", "y"), series={"x": [10.0, 24.0, 30.0], "y": [11.0, 22.0, 33.0]})
+    assert not noisy["holds"] and not noisy["called"] and "paired 95% interval spans 0" in noisy["text"]
+    # Relative datasets: the values are % changes, paired as differences in pp.
+    ch = v.paired_change([5.0, 7.0, 9.0], [1.0, 2.0, 3.0], relative=True)
+    assert ch.mean == pytest.approx(5.0) and ch.ci == pytest.approx(4.303 * 1.0 / math.sqrt(3), rel=1e-4)
 
 
 def test_missing_scenario_is_reported_not_hidden():
