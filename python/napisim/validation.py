@@ -118,7 +118,6 @@ class RowResult:
     label: str
     status: str                  # "ok", "scenario missing", "error: ..."
     per_seed: dict = field(default_factory=dict)   # column key -> [values per seed]
-    stats: dict = field(default_factory=dict)      # column key -> Stat (absolute values)
     costs: Optional[dict] = None
 
 
@@ -144,50 +143,13 @@ def _run_row(row: dict, columns: list[dict], seeds: list[int], overrides: dict, 
             res.costs = r.scenario.get("costs")
         for c in columns:
             res.per_seed.setdefault(c["key"], []).append(metric_value(r.raw.get("summary", {}), c["metric"]))
-    for c in columns:
-        res.stats[c["key"]] = stat(res.per_seed.get(c["key"], []))
     return res
 
 
-def _relative(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optional[Stat]]]:
-    """Per row and column: the relative change vs the reference row, per seed (common random
-    numbers: seed s of a row against seed s of the reference), then mean ± CI."""
-    ref = rows.get(ds["relative_to"])
-    out: dict[str, dict[str, Optional[Stat]]] = {}
-    for label, rr in rows.items():
-        out[label] = {}
-        for c in ds["columns"]:
-            k = c["key"]
-            if rr.status != "ok" or ref is None or ref.status != "ok":
-                out[label][k] = None
-                continue
-            xs = []
-            for a, b in zip(rr.per_seed.get(k, []), ref.per_seed.get(k, [])):
-                xs.append(None if a is None or b in (None, 0) else a / b - 1.0)
-            out[label][k] = stat(xs)
-    return out
-
-
-def _values(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optional[Stat]]]:
-    """The numbers compared with the published table: relative changes (in %) for a relative
-    dataset, else absolute values in the column's unit."""
-    if ds.get("relative_to"):
-        rel = _relative(ds, rows)
-        return {r: {k: (Stat(100 * s.mean, 100 * s.ci, s.n) if s else None) for k, s in cols.items()}
-                for r, cols in rel.items()}
-    out = {}
-    for label, rr in rows.items():
-        out[label] = {}
-        for c in ds["columns"]:
-            s = rr.stats.get(c["key"]) if rr.status == "ok" else None
-            scale = c.get("scale", 1.0)
-            out[label][c["key"]] = Stat(s.mean * scale, s.ci * scale, s.n) if s else None
-    return out
-
-
 def _series(ds: dict, rows: dict[str, RowResult], label: str, key: str) -> Optional[list]:
-    """Per-seed values of one cell in the units `_values` reports (% change vs the reference row
-    for a relative dataset), None for a seed without one; None when the row did not run."""
+    """Per-seed values of one cell as the published table gives them: % change vs the reference
+    row for a relative dataset (seed s against the reference's seed s: common random numbers), else
+    the value in the column's unit; None for a seed without one, and None when the row did not run."""
     rr = rows.get(label)
     if rr is None or rr.status != "ok":
         return None
@@ -199,6 +161,17 @@ def _series(ds: dict, rows: dict[str, RowResult], label: str, key: str) -> Optio
                 for a, b in zip(rr.per_seed.get(key, []), ref.per_seed.get(key, []))]
     scale = next((c.get("scale", 1.0) for c in ds["columns"] if c["key"] == key), 1.0)
     return [None if x is None else x * scale for x in rr.per_seed.get(key, [])]
+
+
+def _series_table(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optional[list]]]:
+    """_series() of every row and column: row label -> column key -> per-seed values."""
+    return {label: {c["key"]: _series(ds, rows, label, c["key"]) for c in ds["columns"]} for label in rows}
+
+
+def _values(table: dict[str, dict[str, Optional[list]]]) -> dict[str, dict[str, Optional[Stat]]]:
+    """The numbers compared with the published table, mean ± CI over seeds: relative changes (in %)
+    for a relative dataset, else absolute values in the column's unit."""
+    return {label: {k: stat(xs) if xs is not None else None for k, xs in cols.items()} for label, cols in table.items()}
 
 
 def paired_change(xa: list, xb: list, relative: bool) -> Optional[Stat]:
@@ -278,10 +251,11 @@ def _row_key(row: dict, columns: list[dict]) -> str:
 
 
 def assemble(ds: dict, rows: dict) -> DatasetResult:
-    values = _values(ds, rows)
+    table = _series_table(ds, rows)
+    values = _values(table)
     rel = bool(ds.get("relative_to"))
     dirs = [{**d, **judge(d, values, rows, relative=rel,
-                          series={r: _series(ds, rows, r, d["column"]) for r in (d["a"], d["b"])})}
+                          series={r: table.get(r, {}).get(d["column"]) for r in (d["a"], d["b"])})}
             for d in ds.get("directions", [])]
     return DatasetResult(ds, rows, values, dirs)
 
@@ -310,7 +284,7 @@ def run_datasets(datasets: list[dict], seeds: list[int], overrides: dict, worker
         rows = {}
         for row in ds["rows"]:
             rr = done[_row_key(row, ds["columns"])]
-            rows[row["label"]] = RowResult(row["label"], rr.status, rr.per_seed, rr.stats, rr.costs)
+            rows[row["label"]] = RowResult(row["label"], rr.status, rr.per_seed, rr.costs)
         out.append(assemble(ds, rows))
     return out
 

@@ -58,7 +58,8 @@ constexpr std::uint32_t inet_ehashfn(const FlowTuple& in, std::uint32_t secret) 
                       (static_cast<std::uint32_t>(in.dport) << 16) | bswap16(in.sport), secret);
 }
 
-/// reciprocal_scale(val, ep_ro) (include/linux/kernel.h): val scaled into [0, ep_ro).
+/// reciprocal_scale(val, ep_ro) (include/linux/math.h v6.6): val scaled into [0, ep_ro), as
+/// reuseport_select_sock() and get_rps_cpu() (rps.cpp) pick an entry of their tables.
 constexpr std::uint32_t reciprocal_scale(std::uint32_t val, std::uint32_t ep_ro) {
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(val) * ep_ro) >> 32);
 }

@@ -80,7 +80,7 @@ int Kernel::get_rps_cpu_rxq(int this_cpu, const std::vector<int>* map, std::vect
     if (tcpu >= 0) return tcpu;
   }
   if (map && !map->empty())
-    return (*map)[static_cast<std::size_t>((static_cast<std::uint64_t>(hash) * map->size()) >> 32)];
+    return (*map)[reciprocal_scale(hash, static_cast<std::uint32_t>(map->size()))];
   return -1;
 }
 

@@ -1,7 +1,7 @@
 // napisim: neper tcp_rr (google/neper rr.c, thread.c @ ea5890f; shared/reference/validation-targets.md 4.1).
 //
 // Server: -T threads, each with its own epoll loop; the -F flows are spread over them as
-// SO_REUSEPORT does (reciprocal_scale of the flow hash). A thread reads a request (-Q bytes) with
+// SO_REUSEPORT does (reciprocal_scale of inet_ehashfn(), workload.hpp). A thread reads a request (-Q bytes) with
 // recv() calls of at most -B bytes, then sends the -R-byte response in -B-byte chunks.
 // Client: an idealised closed-loop load generator per flow: send a request, wait for the whole
 // response, record the latency from just before the first send() to just after the recv() that
