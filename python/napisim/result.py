@@ -27,6 +27,8 @@ class Result:
     raw          the result document (dict), exactly as `napisim run --format json` prints it
     summary      pandas Series, flattened: throughput, latency_ns.p99, cpu.busy_pct, cpu.by_class_pct.softirq, ...
     per_cpu      DataFrame, one row per CPU (busy_pct, by_class_pct.*, irqs, ...)
+    clients      {host: Series} of each Linux client host's figures (cpu.*, irqs, napi_polls, ...)
+    client_per_cpu(host)  DataFrame, one row per CPU of that client host
     histogram    DataFrame of the latency histogram buckets: lo, hi, count, cdf (ns)
     latency_cdf  DataFrame latency/cdf for plotting
     scenario     the resolved scenario the run used; context: provenance (version, seed, hash)
@@ -72,6 +74,23 @@ class Result:
     @cached_property
     def per_cpu(self) -> pd.DataFrame:
         rows = [flatten(r) for r in self.raw.get("per_cpu", [])]
+        df = pd.DataFrame(rows)
+        if "cpu" in df.columns:
+            df = df.set_index("cpu")
+        return df
+
+    @cached_property
+    def clients(self) -> dict:
+        """Each Linux client host's figures, flattened as `summary` is (empty with idealised clients)."""
+        out = {}
+        for host, c in self.raw.get("clients", {}).items():
+            plain = {k: v for k, v in c.items() if k not in ("host", "per_cpu", "models")}
+            out[host] = pd.Series(flatten(plain), name=f"{self.label} {host}")
+        return out
+
+    def client_per_cpu(self, host: str = "client0") -> pd.DataFrame:
+        """One row per CPU of Linux client host `host`."""
+        rows = [flatten(r) for r in self.raw.get("clients", {}).get(host, {}).get("per_cpu", [])]
         df = pd.DataFrame(rows)
         if "cpu" in df.columns:
             df = df.set_index("cpu")

@@ -106,6 +106,17 @@ def test_run_returns_pandas_views():
     assert r.context["scenario"] == "quickstart" and r.label == "napi_irq"
     assert "qps=" in repr(r)
     assert set(r.percentiles().index).issuperset({"p50", "p99"})
+    # The client is a Linux host like the server: its figures are there too, per host.
+    assert set(r.clients) == {"client0"}
+    c0 = r.clients["client0"]
+    assert c0["cpu.busy_pct"] > 0 and c0["rx_packets"] > 0 and "cpu.by_class_pct.softirq" in c0.index
+    assert len(r.client_per_cpu("client0")) == len(r.per_cpu)
+
+
+def test_idealised_client_has_no_client_host():
+    r = napisim.run("quickstart", **SMALL, overrides={"platform.clients": [{"stack": "idealised"}]})
+    assert r.clients == {} and r.client_per_cpu().empty
+    assert r.summary["throughput"] > 0
 
 
 def test_run_accepts_dict_path_and_name_alike(tmp_path):

@@ -124,10 +124,24 @@ void flatten(const Json& j, const std::string& prefix, Leaves& out) {
   }
 }
 
+/// The summary's scalars, then each Linux client host's as "clients.<host>.<key>" (its CPU by
+/// class, IRQs, NAPI polls, drops, PSI; not its per-CPU rows or model reports).
 Leaves summary_leaves(const Json& result) {
   Leaves out;
   if (const Json* s = find(&result, "summary"); s != nullptr && s->is_object()) {
     flatten(*s, "", out);
+  }
+  if (const Json* clients = find(&result, "clients"); clients != nullptr && clients->is_object()) {
+    for (const auto& [name, c] : clients->items()) {
+      if (!c.is_object()) {
+        continue;
+      }
+      for (const auto& [k, v] : c.items()) {
+        if (k != "host" && k != "per_cpu" && k != "models") {
+          flatten(v, "clients." + name + "." + k, out);
+        }
+      }
+    }
   }
   return out;
 }

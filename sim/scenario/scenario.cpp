@@ -67,6 +67,60 @@ Json expand_includes(const Json& doc, const std::string& base_dir, int depth, in
   return out;
 }
 
+// A client "like": "server" takes each host setting it does not give from the server's: the
+// server's value is merged under the client's own, key by key, before the strict parse (so the
+// resolved scenario spells the client host out in full).
+void inherit_server_host(Json& doc) {
+  if (!doc.contains("platform")) doc["platform"] = Json::object();
+  Json& pl = doc["platform"];
+  if (!pl.is_object()) return;  // the strict parse reports it
+  if (!pl.contains("clients")) pl["clients"] = Json::array({Json::object()});
+  Json& clients = pl["clients"];
+  if (!clients.is_array()) return;
+  for (Json& c : clients) {
+    if (!c.is_object()) continue;
+    auto like = c.find("like");
+    if (like != c.end() && !(like->is_string() && like->get<std::string>() == "server")) continue;
+    auto idx = c.find("nic");
+    const std::int64_t nic = idx != c.end() && idx->is_number_integer() ? idx->get<std::int64_t>() : 0;
+    auto under = [&](const char* key, const Json* server) {
+      if (!server || !server->is_object()) return;
+      if (!c.contains(key)) c[key] = Json::object();
+      if (c[key].is_object()) merge_under(c[key], *server);
+    };
+    auto find = [&](const char* key) -> const Json* {
+      auto it = doc.find(key);
+      return it == doc.end() ? nullptr : &*it;
+    };
+    under("topology", find("topology"));
+    under("kernel", find("kernel"));
+    under("costs", find("costs"));
+    const Json* nics = find("nics");
+    if (nics && nics->is_array() && nic >= 0 && nic < static_cast<std::int64_t>(nics->size()))
+      under("host_nic", &(*nics)[static_cast<std::size_t>(nic)]);
+    const Json* models = find("models");
+    if (!c.contains("models") && models && models->is_array()) {
+      // The server's models that apply to the NIC this client reaches, on the client's one NIC.
+      Json mine = Json::array();
+      for (const Json& m : *models) {
+        if (!m.is_object()) {
+          mine.push_back(m);
+          continue;
+        }
+        auto on = m.find("nics");
+        bool applies = on == m.end() || !on->is_array() || on->empty();
+        if (on != m.end() && on->is_array())
+          for (const Json& n : *on) applies = applies || (n.is_number_integer() && n.get<std::int64_t>() == nic);
+        if (!applies) continue;
+        Json copy = m;
+        copy.erase("nics");
+        mine.push_back(copy);
+      }
+      c["models"] = mine;
+    }
+  }
+}
+
 }  // namespace
 
 Json expand_scenario_includes(const Json& doc, const std::string& base_dir) {
@@ -75,21 +129,66 @@ Json expand_scenario_includes(const Json& doc, const std::string& base_dir) {
   return expand_includes(doc, base_dir, 0, files);
 }
 
+namespace {
+
+std::int64_t cpu_count(const TopologyParams& t) {
+  return t.numa_nodes * t.llcs_per_node * t.cores_per_llc * t.threads_per_core;
+}
+
+// A NIC's placement on a host (its node, its IRQ CPUs).
+void check_nic_on_host(const NicParams& n, const TopologyParams& t, const std::string& p) {
+  if (n.numa_node >= t.numa_nodes)
+    throw ConfigError(p + "/numa_node",
+                      "expected a node < " + std::to_string(t.numa_nodes) + ", got " + std::to_string(n.numa_node));
+  (void)CpuMask::parse(n.irq_affinity, static_cast<int>(cpu_count(t)), p + "/irq_affinity");
+}
+
+void check_hz(const KernelParams& k, const std::string& p) {
+  if (k.hz != 100 && k.hz != 250 && k.hz != 300 && k.hz != 1000)
+    throw ConfigError(p + "/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(k.hz));
+}
+
+// Resolves each model's params and checks its NIC indices against a host of `nics` NICs.
+void resolve_models(std::vector<ModelSpec>& models, std::size_t nics, const std::string& p) {
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const std::string mp = p + "/" + std::to_string(i);
+    const ModelInfo& m = builtin_models().get(models[i].name, mp + "/name");
+    models[i].params = m.resolve(models[i].params, mp + "/params");
+    for (std::size_t j = 0; j < models[i].nics.size(); ++j)
+      if (models[i].nics[j] >= static_cast<std::int64_t>(nics))
+        throw ConfigError(mp + "/nics/" + std::to_string(j), "expected a NIC index < " + std::to_string(nics) +
+                                                                 ", got " + std::to_string(models[i].nics[j]));
+  }
+}
+
+// A Linux client host: the same checks as the server's host, on its own topology and one NIC.
+void check_client_host(ClientSpec& c, const std::string& p, const std::string& workload) {
+  if (!workload_has_linux_client(workload))
+    throw ConfigError(p + "/stack", "workload \"" + workload +
+                                        "\" has no Linux client yet: expected \"idealised\" (or \"auto\")");
+  c.topology.validate(p + "/topology");
+  check_nic_on_host(c.host_nic, c.topology, p + "/host_nic");
+  check_hz(c.kernel, p + "/kernel");
+  if (c.models.empty()) throw ConfigError(p + "/models", "expected at least one receive-path model (e.g. napi_irq)");
+  resolve_models(c.models, 1, p + "/models");
+}
+
+}  // namespace
+
 Scenario parse_scenario(const Json& in, const std::string& base_dir) {
   if (!in.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(in));
-  const Json doc = expand_scenario_includes(in, base_dir);
+  Json doc = expand_scenario_includes(in, base_dir);
+  // The server's own values first, so that an error in one is reported at its own pointer rather
+  // than at the client that inherits it.
+  (void)parse_params<Scenario>(doc, "");
+  inherit_server_host(doc);
   Scenario s = parse_params<Scenario>(doc, "");
   s.topology.validate("/topology");
   if (s.nics.empty()) throw ConfigError("/nics", "expected at least one NIC");
   for (std::size_t i = 0; i < s.nics.size(); ++i) {
     const std::string p = "/nics/" + std::to_string(i);
     const NicParams& n = s.nics[i];
-    if (n.numa_node >= s.topology.numa_nodes)
-      throw ConfigError(p + "/numa_node", "expected a node < " + std::to_string(s.topology.numa_nodes) + ", got " +
-                                              std::to_string(n.numa_node));
-    const std::int64_t cpus = s.topology.numa_nodes * s.topology.llcs_per_node * s.topology.cores_per_llc *
-                              s.topology.threads_per_core;
-    (void)CpuMask::parse(n.irq_affinity, static_cast<int>(cpus), p + "/irq_affinity");
+    check_nic_on_host(n, s.topology, p);
     for (std::size_t j = 0; j < i; ++j)
       if (s.nics[j].name == n.name)
         throw ConfigError(p + "/name", "duplicate NIC name \"" + n.name + "\" (also /nics/" + std::to_string(j) + ")");
@@ -116,18 +215,13 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
       throw ConfigError("/platform/xml", "cannot read platform file '" + xml.string() + "': no such file");
     s.platform.xml = xml.string();
   }
-  const KernelParams& k = s.kernel;
-  if (k.hz != 100 && k.hz != 250 && k.hz != 300 && k.hz != 1000)
-    throw ConfigError("/kernel/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(k.hz));
+  check_hz(s.kernel, "/kernel");
   if (s.models.empty()) throw ConfigError("/models", "expected at least one receive-path model (e.g. napi_irq)");
-  for (std::size_t i = 0; i < s.models.size(); ++i) {
-    const std::string p = "/models/" + std::to_string(i);
-    const ModelInfo& m = builtin_models().get(s.models[i].name, p + "/name");
-    s.models[i].params = m.resolve(s.models[i].params, p + "/params");
-    for (std::size_t j = 0; j < s.models[i].nics.size(); ++j)
-      if (s.models[i].nics[j] >= static_cast<std::int64_t>(s.nics.size()))
-        throw ConfigError(p + "/nics/" + std::to_string(j), "expected a NIC index < " + std::to_string(s.nics.size()) +
-                                                                ", got " + std::to_string(s.models[i].nics[j]));
+  resolve_models(s.models, s.nics.size(), "/models");
+  for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {
+    ClientSpec& c = s.platform.clients[i];
+    if (c.stack == "auto") c.stack = workload_has_linux_client(s.workload.type) ? "linux" : "idealised";
+    if (c.linux_host()) check_client_host(c, "/platform/clients/" + std::to_string(i), s.workload.type);
   }
   for (std::size_t i = 0; i < s.changes.size(); ++i) {
     const std::string p = "/changes/" + std::to_string(i);

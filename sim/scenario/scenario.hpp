@@ -18,28 +18,62 @@
 
 namespace napisim {
 
+struct ModelSpec {
+  std::string name = "napi_irq";
+  Json params = Json::object();
+  std::vector<std::int64_t> nics;  // empty = every NIC
+
+  template <class V>
+  static void fields(V& v) {
+    v("name", &ModelSpec::name, "", "Receive-path model (napisim list-models)");
+    v("params", &ModelSpec::params, "", "The model's parameters (napisim describe MODEL)");
+    v("nics", &ModelSpec::nics, "", "NICs the model applies to (empty = all)", Range{0, 64});
+  }
+  bool operator==(const ModelSpec&) const = default;
+};
+
+/// A client host. By default it is a simulated Linux host like the server (`"like": "server"`):
+/// its topology, NIC, kernel settings, CPU costs and receive-path models are the server's
+/// (/topology, /nics/<nic>, /kernel, /costs, and the /models that apply to NIC <nic>), each of
+/// which the client may override key by key (parse_scenario merges the server's values under the
+/// client's own). `"stack": "idealised"` replaces the host by the idealised load generator
+/// (workload.hpp), which turns every flow around in a fixed client_tx_ns + client_rx_ns.
 struct ClientSpec {
   std::string name = "client0";
+  std::string stack = "auto";           // linux | idealised | auto (linux where the workload has a Linux client)
+  std::string like = "server";          // server: inherit the server host's settings; none: the defaults
   double link_gbps = 100.0;
   std::int64_t link_latency_ns = 5000;  // one way, client NIC to server NIC (switch included)
   std::int64_t nic = 0;                 // server NIC this client reaches
-  bool full_kernel = false;             // simulate the client host's kernel too (else an idealised generator)
-  std::int64_t cores = 8;               // full_kernel: client CPUs (one LLC, SMT off)
-  std::int64_t queues = 4;              // full_kernel: client NIC queues
+  TopologyParams topology;              // the client host (stack linux)
+  NicParams host_nic;
+  KernelParams kernel;
+  CostParams costs;
+  std::vector<ModelSpec> models = {ModelSpec{}};
 
   template <class V>
   static void fields(V& v) {
     v("name", &ClientSpec::name, "", "Client host name (a host of the platform XML when one is given)");
-    v("full_kernel", &ClientSpec::full_kernel, "",
-      "Run the client host on the full kernel model (its own CPUs, NIC, softirq, scheduler) instead of the "
-      "idealised load generator");
-    v("cores", &ClientSpec::cores, "cores", "Client CPUs when full_kernel (one LLC, SMT off)", Range{1, 1024});
-    v("queues", &ClientSpec::queues, "queues", "Client NIC queues when full_kernel", Range{1, 1024});
+    v("stack", &ClientSpec::stack, "",
+      "linux: the client host runs on the full kernel model (its own CPUs, NIC, softirq, scheduler, receive-path "
+      "models) with the workload's real client loops; idealised: a load generator that turns each flow around in "
+      "client_tx_ns + client_rx_ns; auto: linux where the workload has a Linux client (tcp_rr), else idealised",
+      Choices{"auto", "linux", "idealised"});
+    v("like", &ClientSpec::like, "",
+      "server: topology, host_nic, kernel, costs and models not given here are the server's (/topology, "
+      "/nics/<nic>, /kernel, /costs, the /models applying to that NIC); none: napisim's defaults",
+      Choices{"server", "none"});
     v("link_gbps", &ClientSpec::link_gbps, "Gb/s", "Client link bandwidth", Range{0.001, 1e4});
     v("link_latency_ns", &ClientSpec::link_latency_ns, "ns", "One-way latency between client and server NIC",
       Range{0, 1e10});
     v("nic", &ClientSpec::nic, "", "Index of the server NIC this client's traffic arrives on", Range{0, 64});
+    v("topology", &ClientSpec::topology, "", "Client host CPU topology (stack linux)");
+    v("host_nic", &ClientSpec::host_nic, "", "The client host's NIC (stack linux)");
+    v("kernel", &ClientSpec::kernel, "", "Client kernel configuration and sysctls (stack linux)");
+    v("costs", &ClientSpec::costs, "", "Client CPU cost parameters (ns) (stack linux)");
+    v("models", &ClientSpec::models, "", "Client receive-path models, applied in order (stack linux)");
   }
+  bool linux_host() const { return stack == "linux"; }
   bool operator==(const ClientSpec&) const = default;
 };
 
@@ -56,20 +90,6 @@ struct PlatformSpec {
     v("clients", &PlatformSpec::clients, "", "Client hosts");
   }
   bool operator==(const PlatformSpec&) const = default;
-};
-
-struct ModelSpec {
-  std::string name = "napi_irq";
-  Json params = Json::object();
-  std::vector<std::int64_t> nics;  // empty = every NIC
-
-  template <class V>
-  static void fields(V& v) {
-    v("name", &ModelSpec::name, "", "Receive-path model (napisim list-models)");
-    v("params", &ModelSpec::params, "", "The model's parameters (napisim describe MODEL)");
-    v("nics", &ModelSpec::nics, "", "NICs the model applies to (empty = all)", Range{0, 64});
-  }
-  bool operator==(const ModelSpec&) const = default;
 };
 
 /// A change of receive-path strategy during the run, like writing /sys/class/net/DEV/threaded:

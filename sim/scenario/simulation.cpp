@@ -20,21 +20,28 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
     builtin_models().get(m.name, path + "/name").create(m.params, path + "/params")->check(*kernel_);
   }
   workload_ = make_workload(s_.workload.type, s_.workload.params, "/workload/params");
-  // Client hosts simulated with the full kernel model share the host model's clock and queue.
+  // Linux client hosts share the host model's clock and event queue; each has its own topology,
+  // NIC, kernel settings, costs and receive-path models (the server's unless the client says otherwise).
   std::vector<ClientPath> with_kernels = paths;
   for (std::size_t i = 0; i < s_.platform.clients.size() && i < with_kernels.size(); ++i) {
     const ClientSpec& c = s_.platform.clients[i];
-    if (!c.full_kernel) continue;
-    TopologyParams tp;
-    tp.cores_per_llc = c.cores;
-    client_topos_.push_back(std::make_unique<Topology>(tp, "/platform/clients/" + std::to_string(i)));
-    client_kernels_.push_back(std::make_unique<Kernel>(host_, *client_topos_.back(), s_.kernel, s_.costs, &rng_,
-                                                       "client" + std::to_string(i) + "/"));
-    NicParams np;
-    np.queues = c.queues;
-    np.speed_gbps = c.link_gbps;
-    client_kernels_.back()->add_nic(np, "/platform/clients/" + std::to_string(i));
-    with_kernels[i].kernel = client_kernels_.back().get();
+    if (!c.linux_host()) continue;
+    const std::string p = "/platform/clients/" + std::to_string(i);
+    auto h = std::make_unique<ClientHost>();
+    h->index = static_cast<int>(i);
+    h->topo = std::make_unique<Topology>(c.topology, p + "/topology");
+    h->kernel = std::make_unique<Kernel>(host_, *h->topo, c.kernel, c.costs, &rng_, c.name + "/");
+    h->kernel->add_nic(c.host_nic, p + "/host_nic");
+    for (std::size_t m = 0; m < c.models.size(); ++m) {
+      const ModelSpec& ms = c.models[m];
+      auto model = builtin_models().get(ms.name, p + "/models/" + std::to_string(m) + "/name")
+                       .create(ms.params, p + "/models/" + std::to_string(m) + "/params");
+      model->attach(*h->kernel, {0});
+      h->models.push_back(std::move(model));
+      h->model_names.push_back(ms.name);
+    }
+    with_kernels[i].kernel = h->kernel.get();
+    clients_.push_back(std::move(h));
   }
   workload_->setup(*kernel_, with_kernels, rng_);
   workload_->set_window(warmup_end_, run_end_);
@@ -61,18 +68,20 @@ void Simulation::apply_change(std::size_t i) {
 
 void Simulation::set_lazy_rx(bool on) {
   kernel_->set_lazy_rx(on);
-  for (auto& k : client_kernels_) k->set_lazy_rx(on);
+  for (auto& h : clients_) h->kernel->set_lazy_rx(on);
 }
 
 void Simulation::start() { workload_->start(); }
 
 void Simulation::begin_measurement() {
   at_begin_ = kernel_->snapshot();
+  for (auto& h : clients_) h->at_begin = h->kernel->snapshot();
   workload_->begin_measurement();
 }
 
 void Simulation::end_measurement() {
   at_end_ = kernel_->snapshot();
+  for (auto& h : clients_) h->at_end = h->kernel->snapshot();
   workload_->end_measurement();
 }
 
@@ -108,74 +117,68 @@ void Simulation::run_standalone() {
   end_measurement();
 }
 
-namespace {
-double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
-}  // namespace
+Kernel* Simulation::client_kernel(int i) {
+  for (auto& h : clients_)
+    if (h->index == i) return h->kernel.get();
+  return nullptr;
+}
 
-Json Simulation::result(const Json& context) const {
-  Json r;
-  r["context"] = context;
-  Json summary, workload;
-  const Nanos measured = at_end_.t - at_begin_.t;
-  summary["measured_s"] = to_seconds(measured);
-  summary["time_start_ns"] = at_begin_.t;
-  summary["time_end_ns"] = at_end_.t;
-  workload_->report(summary, workload);
-  workload["test_length"] = s_.duration_s;
-  // CPU by class over the measurement window.
-  const int ncpu = static_cast<int>(at_end_.cpu_time.size());
+namespace {
+
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+// One host's counters over the measurement window [b, e]: `summary` gets the host-wide figures
+// (CPU by class, IRQs, NAPI, drops, PSI; per operation with `transactions`), `per_cpu` each CPU's.
+void host_results(const Kernel::Snapshot& b, const Kernel::Snapshot& e, double transactions, Json& summary,
+                  Json& per_cpu) {
+  const Nanos measured = e.t - b.t;
+  const int ncpu = static_cast<int>(e.cpu_time.size());
   std::array<double, kNumCpuClasses> cls{};
   double busy = 0, psi_weighted = 0, nonidle_total = 0;
-  Json per_cpu = Json::array();
+  std::uint64_t irqs_total = 0, ctxsw = 0, squeeze = 0;
+  per_cpu = Json::array();
   for (int c = 0; c < ncpu; ++c) {
+    const auto u = static_cast<std::size_t>(c);
     Json pc;
     pc["cpu"] = c;
     double cbusy = 0;
     Json by = Json::object();
     for (int k = 0; k < kNumCpuClasses; ++k) {
-      const double d = static_cast<double>(at_end_.cpu_time[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] -
-                                           at_begin_.cpu_time[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)]);
+      const double d = static_cast<double>(e.cpu_time[u][static_cast<std::size_t>(k)] -
+                                           b.cpu_time[u][static_cast<std::size_t>(k)]);
       cls[static_cast<std::size_t>(k)] += d;
       if (k != static_cast<int>(CpuClass::kIdle)) cbusy += d;
       by[cpu_class_name(static_cast<CpuClass>(k))] = pct(d, static_cast<double>(measured));
     }
     busy += cbusy;
-    const double some = static_cast<double>(at_end_.psi_some[static_cast<std::size_t>(c)] -
-                                            at_begin_.psi_some[static_cast<std::size_t>(c)]);
-    const double nonidle = static_cast<double>(at_end_.psi_nonidle[static_cast<std::size_t>(c)] -
-                                               at_begin_.psi_nonidle[static_cast<std::size_t>(c)]);
+    const double some = static_cast<double>(e.psi_some[u] - b.psi_some[u]);
+    const double nonidle = static_cast<double>(e.psi_nonidle[u] - b.psi_nonidle[u]);
     psi_weighted += some * nonidle;
     nonidle_total += nonidle;
+    irqs_total += e.irqs[u] - b.irqs[u];
+    ctxsw += e.ctx_switches[u] - b.ctx_switches[u];
+    squeeze += e.time_squeeze[u] - b.time_squeeze[u];
     pc["busy_pct"] = pct(cbusy, static_cast<double>(measured));
     pc["by_class_pct"] = by;
-    pc["irqs"] = at_end_.irqs[static_cast<std::size_t>(c)] - at_begin_.irqs[static_cast<std::size_t>(c)];
-    pc["context_switches"] =
-        at_end_.ctx_switches[static_cast<std::size_t>(c)] - at_begin_.ctx_switches[static_cast<std::size_t>(c)];
-    pc["time_squeeze"] =
-        at_end_.time_squeeze[static_cast<std::size_t>(c)] - at_begin_.time_squeeze[static_cast<std::size_t>(c)];
-    pc["processed"] = at_end_.processed[static_cast<std::size_t>(c)] - at_begin_.processed[static_cast<std::size_t>(c)];
-    pc["ksoftirqd_wakeups"] = at_end_.ksoftirqd_wakeups[static_cast<std::size_t>(c)] -
-                              at_begin_.ksoftirqd_wakeups[static_cast<std::size_t>(c)];
+    pc["irqs"] = e.irqs[u] - b.irqs[u];
+    pc["context_switches"] = e.ctx_switches[u] - b.ctx_switches[u];
+    pc["time_squeeze"] = e.time_squeeze[u] - b.time_squeeze[u];
+    pc["processed"] = e.processed[u] - b.processed[u];
+    pc["ksoftirqd_wakeups"] = e.ksoftirqd_wakeups[u] - b.ksoftirqd_wakeups[u];
     pc["psi_some_pct"] = pct(some, static_cast<double>(measured));
     per_cpu.push_back(pc);
   }
-  const double transactions = summary.value("transactions", 0.0);
   Json cpu;
   cpu["busy_pct"] = pct(busy, static_cast<double>(measured) * ncpu);
   cpu["busy_cpus"] = busy / static_cast<double>(measured > 0 ? measured : 1);
   cpu["cpu_us_per_op"] = transactions > 0 ? busy / transactions / 1000.0 : 0.0;
   Json by = Json::object();
   for (int k = 0; k < kNumCpuClasses; ++k)
-    by[cpu_class_name(static_cast<CpuClass>(k))] = pct(cls[static_cast<std::size_t>(k)], static_cast<double>(measured) * ncpu);
+    by[cpu_class_name(static_cast<CpuClass>(k))] =
+        pct(cls[static_cast<std::size_t>(k)], static_cast<double>(measured) * ncpu);
   cpu["by_class_pct"] = by;
   summary["cpu"] = cpu;
-  auto delta = [&](std::uint64_t Kernel::Snapshot::*f) { return at_end_.*f - at_begin_.*f; };
-  std::uint64_t irqs_total = 0, ctxsw = 0, squeeze = 0;
-  for (int c = 0; c < ncpu; ++c) {
-    irqs_total += at_end_.irqs[static_cast<std::size_t>(c)] - at_begin_.irqs[static_cast<std::size_t>(c)];
-    ctxsw += at_end_.ctx_switches[static_cast<std::size_t>(c)] - at_begin_.ctx_switches[static_cast<std::size_t>(c)];
-    squeeze += at_end_.time_squeeze[static_cast<std::size_t>(c)] - at_begin_.time_squeeze[static_cast<std::size_t>(c)];
-  }
+  auto delta = [&](std::uint64_t Kernel::Snapshot::*f) { return e.*f - b.*f; };
   const std::uint64_t nic_irqs = delta(&Kernel::Snapshot::nic_irqs);
   const std::uint64_t rx = delta(&Kernel::Snapshot::rx_pkts);
   summary["irqs"] = nic_irqs;
@@ -195,21 +198,59 @@ Json Simulation::result(const Json& context) const {
   // psi.c: per-CPU SOME time weighted by each CPU's non-idle time.
   summary["psi_cpu_some_pct"] =
       nonidle_total > 0 ? pct(psi_weighted / nonidle_total, static_cast<double>(measured)) : 0.0;
+}
+
+// Model-specific results (RxModel::report), keyed by model name (a name used twice gets "#k").
+Json model_results(const std::vector<std::unique_ptr<RxModel>>& models, const std::vector<std::string>& names) {
+  Json out = Json::object();
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    Json m = Json::object();
+    models[i]->report(m);
+    if (m.empty()) continue;
+    std::string key = names[i];
+    for (int k = 2; out.contains(key); ++k) key = names[i] + "#" + std::to_string(k);
+    out[key] = m;
+  }
+  return out;
+}
+
+}  // namespace
+
+Json Simulation::result(const Json& context) const {
+  Json r;
+  r["context"] = context;
+  Json summary, workload;
+  const Nanos measured = at_end_.t - at_begin_.t;
+  summary["measured_s"] = to_seconds(measured);
+  summary["time_start_ns"] = at_begin_.t;
+  summary["time_end_ns"] = at_end_.t;
+  workload_->report(summary, workload);
+  workload["test_length"] = s_.duration_s;
+  const double transactions = summary.value("transactions", 0.0);
+  Json per_cpu;
+  host_results(at_begin_, at_end_, transactions, summary, per_cpu);
   r["workload"] = workload;
   r["summary"] = summary;
   r["conservation"] = workload_->conservation();
   r["per_cpu"] = per_cpu;
-  // Model-specific results (RxModel::report), keyed by model name (a name used twice gets "#k").
-  Json models = Json::object();
-  for (std::size_t i = 0; i < models_.size(); ++i) {
-    Json m = Json::object();
-    models_[i]->report(m);
-    if (m.empty()) continue;
-    std::string key = model_names_[i];
-    for (int k = 2; models.contains(key); ++k) key = model_names_[i] + "#" + std::to_string(k);
-    models[key] = m;
-  }
+  Json models = model_results(models_, model_names_);
   if (!models.empty()) r["models"] = models;
+  // Linux client hosts: the same figures for each, keyed by its host name (cpu_us_per_op is the
+  // client host's CPU per transaction of the whole run).
+  if (!clients_.empty()) {
+    Json clients = Json::object();
+    for (const auto& h : clients_) {
+      Json c;
+      c["host"] = s_.platform.clients[static_cast<std::size_t>(h->index)].name;
+      Json cpus;
+      host_results(h->at_begin, h->at_end, transactions, c, cpus);
+      c["per_cpu"] = cpus;
+      Json m = model_results(h->models, h->model_names);
+      if (!m.empty()) c["models"] = m;
+      clients[c["host"].get<std::string>()] = c;
+    }
+    r["clients"] = clients;
+  }
   r["scenario"] = resolve_scenario(s_);
   if (const Histogram* h = workload_->latency_histogram()) r["histogram"] = h->to_json();
   char fp[20];

@@ -23,6 +23,8 @@ class Simulation {
 
   HostModel& host() { return host_; }
   Kernel& kernel() { return *kernel_; }
+  /// The kernel of Linux client host `i` (in /platform/clients), or null for an idealised client.
+  Kernel* client_kernel(int i);
   Workload& workload() { return *workload_; }
   const Scenario& scenario() const { return s_; }
   Nanos warmup_end() const { return warmup_end_; }
@@ -55,8 +57,16 @@ class Simulation {
   std::vector<std::unique_ptr<RxModel>> models_;
   std::vector<std::string> model_names_;  // parallel to models_ (result["models"])
   std::unique_ptr<Workload> workload_;
-  std::vector<std::unique_ptr<Topology>> client_topos_;   // full-kernel client hosts
-  std::vector<std::unique_ptr<Kernel>> client_kernels_;
+  /// A Linux client host (ClientSpec "stack": "linux").
+  struct ClientHost {
+    int index = 0;  // in /platform/clients
+    std::unique_ptr<Topology> topo;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<std::unique_ptr<RxModel>> models;
+    std::vector<std::string> model_names;
+    Kernel::Snapshot at_begin, at_end;
+  };
+  std::vector<std::unique_ptr<ClientHost>> clients_;
   Nanos warmup_end_, run_end_;
   Kernel::Snapshot at_begin_, at_end_;
 };

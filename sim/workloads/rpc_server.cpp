@@ -35,8 +35,8 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   k.set_peer(this);
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     if (paths_[h].kernel)
-      throw ConfigError("/platform/clients/" + std::to_string(h) + "/full_kernel",
-                        "expected false: the " + type_ + " workload drives an idealised client");
+      throw ConfigError("/platform/clients/" + std::to_string(h) + "/stack",
+                        "expected \"idealised\": the " + type_ + " workload drives an idealised client");
   }
   uplink_.setup(k, paths_);
   to_client_.resize(paths_.size());

@@ -46,16 +46,16 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
   }
-  // Full-kernel client hosts: neper's client threads on the client's own kernel.
+  // Linux client hosts: neper's client process on each host's own kernel.
   csock_to_sock_.resize(paths_.size());
   client_retx_.resize(paths_.size());
+  const std::int64_t client_threads = p_.client_threads > 0 ? p_.client_threads : p_.num_threads;
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     Kernel* ck = paths_[h].kernel;
     if (!ck) continue;
     client_wires_.push_back(std::make_unique<ClientWire>(*this, static_cast<int>(h)));
     ck->set_peer(client_wires_.back().get());
-    std::vector<std::vector<int>> per_thread(static_cast<std::size_t>(p_.num_threads));
-    std::size_t next = 0;
+    std::vector<int> host_flows;
     for (Flow& f : flows_) {
       if (f.sock < 0 || f.host != static_cast<int>(h)) continue;
       // The client's socket: the reverse tuple hashed by the client NIC's RSS.
@@ -65,15 +65,24 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       f.csock = cs.id;
       if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id)) csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
       csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = f.sock;
-      per_thread[next++ % per_thread.size()].push_back(f.sock);
+      host_flows.push_back(f.sock);
     }
-    const CpuMask all = CpuMask::all(ck->nr_cpus());
-    for (std::size_t i = 0; i < per_thread.size(); ++i) {
-      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, all);
+    const CpuMask allowed = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
+    std::size_t first = 0;
+    for (std::int64_t i = 0; i < client_threads; ++i) {
+      // thread.c flows_in_thread(): a contiguous block each, the first (flows % threads) one longer.
+      const std::size_t n = flows_in_thread(host_flows.size(), static_cast<std::size_t>(client_threads),
+                                            static_cast<std::size_t>(i));
+      std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
+                            host_flows.begin() + static_cast<std::ptrdiff_t>(first + n));
+      first += n;
+      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, allowed, SchedPolicy::kNormal,
+                                static_cast<int>(p_.client_nice));
       Epoll& ep = ck->add_epoll();
-      for (int sock : per_thread[i]) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
-      t.body = client_thread(*ck, t, ep, static_cast<int>(h), per_thread[i]);
-      ck->start_task(t, static_cast<int>(i % static_cast<std::size_t>(ck->nr_cpus())));
+      for (int sock : mine) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));
+      const int cpu = static_cast<int>(i % ck->nr_cpus());
+      ck->start_task(t, allowed.test(cpu) ? cpu : allowed.first());
     }
   }
 }
@@ -99,12 +108,14 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow* f = &flows_[static_cast<std::size_t>(csock_to_sock_[static_cast<std::size_t>(host)][static_cast<std::size_t>(cs.id)])];
-      co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
       f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
       while (f->resp_got >= p_.response_size) {
+        // rr_ts_2 right after the recv() that completed the response; then the histogram and
+        // state bookkeeping, rr_ts_1 and the next request's send().
         f->resp_got -= p_.response_size;
         record_completion(*f, ck.now());
         if (stopped_) break;
+        co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
         co_await send(*f);
       }
       if (cs.rx_avail > 0 && !cs.on_ready_list) {

@@ -3,13 +3,15 @@
 // Server: -T threads, each with its own epoll loop; the -F flows are spread over them as
 // SO_REUSEPORT does (reciprocal_scale of inet_ehashfn(), workload.hpp). A thread reads a request (-Q bytes) with
 // recv() calls of at most -B bytes, then sends the -R-byte response in -B-byte chunks.
-// Client: an idealised closed-loop load generator per flow: send a request, wait for the whole
-// response, record the latency from just before the first send() to just after the recv() that
-// completes the response (rr_ts_1 -> rr_ts_2), send the next request immediately. Its own stack
-// adds client_tx_ns before the wire and client_rx_ns after it. It ACKs response trains of two or
-// more segments, and retransmits segments the server's NIC dropped after TCP_RTO_MIN (200 ms).
-// A client host with `full_kernel` instead runs neper's client on its own simulated kernel: -T
-// client threads with epoll loops, each flow a client socket, packets through both NICs.
+// Client, on a Linux client host (ClientSpec "stack": "linux", the default): neper's client
+// process on that host's own simulated kernel: its own -T threads (client_threads), each owning a
+// contiguous block of the host's flows (thread.c), a level-triggered epoll_wait(maxevents, -1)
+// loop that per ready flow recv()s, takes rr_ts_2 when the response is complete, records the
+// latency from rr_ts_1 (just before the request's first send()), and sends the next request in the
+// same handler (rr_client_state_1); packets cross both hosts' NICs and receive paths.
+// Client, idealised ("stack": "idealised"): a closed-loop generator per flow that adds client_tx_ns
+// before the wire and client_rx_ns after it, ACKs response trains of two or more segments, and
+// retransmits segments the server's NIC dropped after TCP_RTO_MIN (200 ms).
 #pragma once
 
 #include <vector>
@@ -23,7 +25,8 @@ namespace napisim {
 
 struct TcpRrParams {
   std::int64_t num_flows = 100;      // -F
-  std::int64_t num_threads = 4;      // -T
+  std::int64_t num_threads = 4;      // -T of the server
+  std::int64_t client_threads = 0;   // -T of the client (0: num_threads)
   std::int64_t request_size = 1;     // -Q
   std::int64_t response_size = 1;    // -R
   std::int64_t buffer_size = 65536;  // -B
@@ -38,12 +41,17 @@ struct TcpRrParams {
   std::int64_t rto_ns = 200000000;   // TCP_RTO_MIN
   std::int64_t epoll_timeout = -1;   // -1: block in epoll_wait; 0: the application's own busy loop
   std::int64_t server_user_ns = 200; // neper's user-space work per handled event
+  std::int64_t client_user_ns = 200; // the client's per response: two clock_gettime, histogram, state
+  std::string client_cpus = "";      // taskset for the client threads (Linux client host)
+  std::int64_t client_nice = 0;
   std::string flow_steering = "reuseport";  // which server thread owns a flow
 
   template <class V>
   static void fields(V& v) {
     v("num_flows", &TcpRrParams::num_flows, "flows", "neper -F: total flows (connections)", Range{1, 1e6});
-    v("num_threads", &TcpRrParams::num_threads, "threads", "neper -T: server (and client) threads", Range{1, 4096});
+    v("num_threads", &TcpRrParams::num_threads, "threads", "neper -T of the server process", Range{1, 4096});
+    v("client_threads", &TcpRrParams::client_threads, "threads",
+      "neper -T of the client process on each Linux client host (0 = num_threads)", Range{0, 4096});
     v("request_size", &TcpRrParams::request_size, "bytes", "neper -Q: request size", Range{1, 1e9});
     v("response_size", &TcpRrParams::response_size, "bytes", "neper -R: response size", Range{1, 1e9});
     v("buffer_size", &TcpRrParams::buffer_size, "bytes", "neper -B: max bytes per send()/recv() call",
@@ -56,14 +64,21 @@ struct TcpRrParams {
     v("pin_cpu", &TcpRrParams::pin_cpu, "", "neper -U: pin server thread i to the i-th allowed CPU");
     v("server_cpus", &TcpRrParams::server_cpus, "cpulist", "CPUs the server threads may run on (\"\" = all)");
     v("server_nice", &TcpRrParams::server_nice, "", "Nice value of the server threads", Range{-20, 19});
-    v("client_tx_ns", &TcpRrParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
-    v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client: wire to recv() return", Range{0, 1e9});
+    v("client_tx_ns", &TcpRrParams::client_tx_ns, "ns", "Idealised client only: send() to the wire", Range{0, 1e9});
+    v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client only: wire to recv() return",
+      Range{0, 1e9});
     v("rto_ns", &TcpRrParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
     v("epoll_timeout", &TcpRrParams::epoll_timeout, "ms",
       "epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application spins calling epoll_wait)",
       Range{-1, 0});
     v("server_user_ns", &TcpRrParams::server_user_ns, "ns", "Server user-space work per handled event",
       Range{0, 1e9});
+    v("client_user_ns", &TcpRrParams::client_user_ns, "ns",
+      "Linux client: user-space work per handled event (rr_ts_2's clock_gettime, the histogram update, "
+      "rr_ts_1 of the next request, the state machine)", Range{0, 1e9});
+    v("client_cpus", &TcpRrParams::client_cpus, "cpulist",
+      "CPUs the client threads may run on, on each Linux client host (\"\" = all CPUs)");
+    v("client_nice", &TcpRrParams::client_nice, "", "Nice value of the client threads", Range{-20, 19});
     v("flow_steering", &TcpRrParams::flow_steering, "",
       "Flow to server thread: reuseport (SO_REUSEPORT hash, neper's default) or rx_queue (thread = RX queue "
       "mod threads, as SO_INCOMING_NAPI_ID steering does; needed for per-epoll busy polling and IRQ suspension)",
@@ -71,6 +86,12 @@ struct TcpRrParams {
   }
   bool operator==(const TcpRrParams&) const = default;
 };
+
+/// neper's flows_in_thread() (thread.c): thread `tid` of `threads` owns this many of `flows`, in
+/// a contiguous block after the blocks of the threads before it.
+inline std::size_t flows_in_thread(std::size_t flows, std::size_t threads, std::size_t tid) {
+  return flows / threads + (tid < flows % threads ? 1 : 0);
+}
 
 class TcpRr : public Workload, public EventSink, public WirePeer {
  public:

@@ -49,6 +49,8 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
 
 std::vector<std::string> workload_types() { return {"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"}; }
 
+bool workload_has_linux_client(const std::string& type) { return type == "tcp_rr"; }
+
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path) {
   if (type == "tcp_rr") return std::make_unique<TcpRr>(parse_params<TcpRrParams>(params, path));
   if (type == "mutilate") return std::make_unique<Mutilate>(parse_params<MutilateParams>(params, path), path);

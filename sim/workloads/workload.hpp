@@ -1,6 +1,7 @@
 // napisim: the workload interface. A workload creates the server's application threads and
-// sockets on the Kernel, plays the client side (an idealised load generator across the platform's
-// links), and reports what its tool (neper, netperf, mutilate) would print.
+// sockets on the Kernel, plays the client side (its tool's loops on a simulated Linux client host,
+// or an idealised load generator across the platform's links), and reports what its tool (neper,
+// netperf, mutilate) would print.
 #pragma once
 
 #include <memory>
@@ -22,7 +23,7 @@ struct ClientPath {
   Nanos latency_ns = 5000;
   double bandwidth_gbps = 100.0;
   int nic = 0;
-  Kernel* kernel = nullptr;  // the client host's own kernel (full_kernel), or null for the idealised client
+  Kernel* kernel = nullptr;  // the client host's own kernel (stack linux), or null for the idealised client
 };
 
 class Workload {
@@ -82,5 +83,8 @@ Json resolve_workload_params(const std::string& type, const Json& params, const 
                              const std::string& base_dir = ".");
 Json workload_schema();
 std::vector<std::string> workload_types();
+/// Whether the workload runs its client on a simulated Linux host (ClientSpec "stack": "linux"):
+/// neper's client loops for tcp_rr. The others drive the server from the idealised generator.
+bool workload_has_linux_client(const std::string& type);
 
 }  // namespace napisim

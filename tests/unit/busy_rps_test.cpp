@@ -26,6 +26,8 @@ namespace {
 
 /// A small server: 8 CPUs in one LLC, one 4-queue NIC with IRQs on CPUs 0-3, tcp_rr with 1-byte
 /// requests/responses (RTT ~25 us: 3 + 5 us each way plus the server), 5 ms warm-up, 20 ms window.
+// The server's receive path in isolation: the idealised client (ClientSpec "stack") keeps the
+// load the same whatever the server's strategy does to the client host.
 Json base_doc() {
   return Json{
       {"name", "busy_rps_test"},
@@ -36,6 +38,7 @@ Json base_doc() {
       {"nics", Json::array({Json{{"name", "eth0"}, {"queues", 4}, {"irq_affinity", "0-3"}}})},
       {"models", Json::array({Json{{"name", "napi_irq"}}})},
       {"workload", {{"type", "tcp_rr"}, {"params", {{"num_flows", 4}, {"num_threads", 4}}}}},
+      {"platform", {{"clients", Json::array({Json{{"stack", "idealised"}}})}}},
   };
 }
 

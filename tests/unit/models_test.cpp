@@ -496,12 +496,15 @@ TEST(RuntimeSwitchTest, NapiOwnedBySoftirqFinishesThereNextScheduleGoesToTheThre
 }
 
 /// 16 flows of 5000-byte requests; the load stops after `ntx` measured transactions (0 = never).
+// The server's strategy switch, with the idealised client: the load stops after ntx
+// transactions and drains within the run.
 Json switch_scenario(int ntx = 0) {
   std::string text = R"({
     "name": "switch", "seed": 3, "warmup_s": 0.005, "duration_s": 0.03,
     "topology": {"numa_nodes": 1, "llcs_per_node": 1, "cores_per_llc": 4, "threads_per_core": 1},
     "nics": [{"name": "eth0", "queues": 2, "irq_affinity": "0-1"}],
     "models": [{"name": "napi_irq"}],
+    "platform": {"clients": [{"stack": "idealised"}]},
     "changes": [{"at_s": 0.015, "model": {"name": "napi_threaded", "params": {"cpumask": "2-3"}}}],
     "workload": {"type": "tcp_rr", "params": {"num_flows": 16, "num_threads": 2, "request_size": 5000,
                                               "response_size": 100, "num_transactions": NTX}}

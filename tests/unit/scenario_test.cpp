@@ -40,6 +40,78 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 #define EXPECT_STARTS_WITH(s, prefix) EXPECT_TRUE(starts_with((s), (prefix))) << "message: " << (s)
 #define EXPECT_CONTAINS(s, part) EXPECT_NE((s).find(part), std::string::npos) << "message: " << (s)
 
+// ---- client hosts ----
+
+// A client that says nothing is a Linux host like the server: its topology, NIC, kernel, costs
+// and models are the server's, and each can be overridden key by key.
+TEST(ClientHostTest, ClientInheritsTheServerHostKeyByKey) {
+  const Json doc = Json::parse(R"({
+    "topology": {"cores_per_llc": 6, "threads_per_core": 2},
+    "nics": [{"queues": 3, "irq_affinity": "0-2", "rx_usecs": 16}, {"name": "eth1", "queues": 2}],
+    "kernel": {"hz": 250, "ksoftirqd_mode": "4.9-6.4"},
+    "costs": {"wakeup_ns": 1234},
+    "models": [{"name": "napi_threaded", "nics": [0]}, {"name": "napi_irq", "nics": [1]}],
+    "platform": {"clients": [{"name": "a"},
+                             {"name": "b", "nic": 1, "topology": {"threads_per_core": 1},
+                              "host_nic": {"rx_usecs": 0}, "kernel": {"hz": 1000}}]}
+  })");
+  const Scenario s = parse_scenario(doc);
+  const ClientSpec& a = s.platform.clients.at(0);
+  EXPECT_EQ(a.stack, "linux");  // tcp_rr has a Linux client: "auto" resolves to it
+  EXPECT_EQ(a.topology, s.topology);
+  EXPECT_EQ(a.host_nic, s.nics[0]);
+  EXPECT_EQ(a.kernel, s.kernel);
+  EXPECT_EQ(a.costs, s.costs);
+  EXPECT_EQ(a.costs.wakeup_ns, 1234);
+  ASSERT_EQ(a.models.size(), 1u);  // only the models of the NIC it reaches, on its own NIC
+  EXPECT_EQ(a.models[0].name, "napi_threaded");
+  EXPECT_TRUE(a.models[0].nics.empty());
+  const ClientSpec& b = s.platform.clients.at(1);
+  EXPECT_EQ(b.topology.cores_per_llc, 6);     // inherited
+  EXPECT_EQ(b.topology.threads_per_core, 1);  // its own
+  EXPECT_EQ(b.host_nic.name, "eth1");
+  EXPECT_EQ(b.host_nic.queues, 2);
+  EXPECT_EQ(b.host_nic.rx_usecs, 0);
+  EXPECT_EQ(b.kernel.hz, 1000);
+  EXPECT_EQ(b.kernel.ksoftirqd_mode, "4.9-6.4");
+  ASSERT_EQ(b.models.size(), 1u);
+  EXPECT_EQ(b.models[0].name, "napi_irq");
+  // The resolved form spells the client host out and parses back to the same scenario.
+  const Json r = resolve_scenario(s);
+  EXPECT_EQ(r["platform"]["clients"][1]["host_nic"]["queues"], 2);
+  EXPECT_EQ(parse_scenario(r), s);
+}
+
+TEST(ClientHostTest, LikeNoneAndIdealisedClients) {
+  Json doc = Json::parse(R"({"topology": {"cores_per_llc": 6}, "kernel": {"hz": 250},
+                             "platform": {"clients": [{"like": "none"}]}})");
+  Scenario s = parse_scenario(doc);
+  EXPECT_EQ(s.platform.clients[0].topology, TopologyParams{});
+  EXPECT_EQ(s.platform.clients[0].kernel.hz, 1000);
+  // Workloads without a Linux client resolve "auto" to the idealised generator and refuse "linux".
+  doc = Json::parse(R"({"workload": {"type": "app"}})");
+  EXPECT_EQ(parse_scenario(doc).platform.clients[0].stack, "idealised");
+  doc["platform"]["clients"] = Json::array({{{"stack", "linux"}}});
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/stack: workload \"app\" has no Linux client");
+  doc = Json::parse(R"({"platform": {"clients": [{"stack": "idealised"}]}})");
+  EXPECT_EQ(parse_scenario(doc).platform.clients[0].stack, "idealised");
+}
+
+TEST(ClientHostTest, ClientHostErrorsNameTheClientsPointer) {
+  // The server's IRQ CPUs do not exist on a smaller client.
+  Json doc = Json::parse(R"({"topology": {"cores_per_llc": 8}, "nics": [{"irq_affinity": "6-7"}],
+                             "platform": {"clients": [{"topology": {"cores_per_llc": 4}}]}})");
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/host_nic/irq_affinity");
+  doc = Json::parse(R"({"platform": {"clients": [{"kernel": {"hz": 200}}]}})");
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/kernel/hz");
+  doc = Json::parse(R"({"platform": {"clients": [{"models": [{"name": "napi_irq", "nics": [1]}]}]}})");
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/models/0/nics/0");
+  doc = Json::parse(R"({"platform": {"clients": [{"models": [{"name": "nope"}]}]}})");
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/models/0/name");
+  doc = Json::parse(R"({"platform": {"clients": [{"like": "client"}]}})");
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/like");
+}
+
 // ---- defaults and round trips ----
 
 TEST(ScenarioTest, EmptyDocumentTakesEveryDefault) {

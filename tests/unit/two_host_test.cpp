@@ -1,0 +1,118 @@
+// Both ends of the wire are Linux hosts (ClientSpec "stack": "linux"): neper's client process runs
+// on the client host's own kernel, with its own -T, flows in contiguous blocks per thread
+// (thread.c flows_in_thread), and the client host's CPU, IRQs and NAPI polls are reported beside
+// the server's.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/params/json_util.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+#include "sim/workloads/tcp_rr.hpp"
+
+namespace napisim {
+namespace {
+
+TEST(TwoHostTest, FlowsInThreadGivesContiguousBlocksFirstOnesLonger) {
+  // neper thread.c: 10 flows over 4 threads -> 3, 3, 2, 2.
+  std::vector<std::size_t> n;
+  for (std::size_t t = 0; t < 4; ++t) n.push_back(flows_in_thread(10, 4, t));
+  EXPECT_EQ(n, (std::vector<std::size_t>{3, 3, 2, 2}));
+  EXPECT_EQ(flows_in_thread(3, 4, 3), 0u);
+  EXPECT_EQ(flows_in_thread(8, 4, 0), 2u);
+}
+
+struct TwoHostRun {
+  Json result;
+  std::vector<std::string> client_tasks;  // the client kernel's user tasks, by name
+  std::vector<int> flows_per_thread;
+};
+
+TwoHostRun run_two_hosts(const std::vector<std::string>& sets) {
+  Json doc = default_scenario();
+  apply_overrides(doc, {"warmup_s=0.002", "duration_s=0.006", "workload.params.num_flows=10",
+                        "workload.params.num_threads=2", "workload.params.client_threads=4"});
+  apply_overrides(doc, sets);
+  const Scenario s = parse_scenario(doc);
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.run_standalone();
+  TwoHostRun out;
+  out.result = sim.result(Json::object());
+  Kernel* ck = sim.client_kernel(0);
+  EXPECT_NE(ck, nullptr);
+  if (ck) {
+    for (const auto& t : ck->tasks())
+      if (t->kind == TaskKind::kUser) out.client_tasks.push_back(t->name);
+    // The client sockets are created in flow order (ids 0..9): which thread's epoll watches each.
+    out.flows_per_thread.assign(out.client_tasks.size(), 0);
+    for (int sock = 0; sock < 10; ++sock) ++out.flows_per_thread.at(static_cast<std::size_t>(ck->socket(sock).ep->id));
+  }
+  return out;
+}
+
+TEST(TwoHostTest, TheDefaultClientIsALinuxHostReportedBesideTheServer) {
+  const TwoHostRun r = run_two_hosts({});
+  const Json& res = r.result;
+  EXPECT_EQ(res["scenario"]["platform"]["clients"][0]["stack"], "linux");
+  // neper's client process: its own -T (4, not the server's 2), 10 flows as 3, 3, 2, 2.
+  EXPECT_EQ(r.client_tasks,
+            (std::vector<std::string>{"neper-client/0", "neper-client/1", "neper-client/2", "neper-client/3"}));
+  EXPECT_EQ(r.flows_per_thread, (std::vector<int>{3, 3, 2, 2}));
+  ASSERT_TRUE(res.contains("clients"));
+  const Json& c = res["clients"]["client0"];
+  EXPECT_EQ(c["host"], "client0");
+  // Every packet one host sends, the other receives: requests and responses cross both NICs.
+  const auto tx = [](const Json& j) { return j["tx_packets"].get<std::int64_t>(); };
+  const auto rx = [](const Json& j) { return j["rx_packets"].get<std::int64_t>(); };
+  EXPECT_NEAR(static_cast<double>(rx(c)), static_cast<double>(tx(res["summary"])), 20.0);
+  EXPECT_NEAR(static_cast<double>(rx(res["summary"])), static_cast<double>(tx(c)), 20.0);
+  EXPECT_GT(c["irqs"].get<std::int64_t>(), 0);
+  EXPECT_GT(c["napi_polls"].get<std::int64_t>(), 0);
+  EXPECT_GT(c["cpu"]["cpu_us_per_op"].get<double>(), 0.0);
+  // The client's CPU time adds up on each of its CPUs, and its threads did user and system work.
+  double user = 0;
+  for (const Json& pc : c["per_cpu"]) {
+    double sum = 0;
+    for (const auto& [k, v] : pc["by_class_pct"].items()) sum += v.get<double>();
+    EXPECT_NEAR(sum, 100.0, 1e-6) << "client cpu " << pc["cpu"];
+    user += pc["by_class_pct"]["user"].get<double>();
+  }
+  EXPECT_GT(user, 0.0);
+  const Json& cons = res["conservation"];
+  EXPECT_EQ(cons["sent"].get<std::uint64_t>(),
+            cons["answered"].get<std::uint64_t>() + cons["in_flight"].get<std::uint64_t>());
+  EXPECT_GT(res["summary"]["transactions"].get<std::int64_t>(), 0);
+  // Same seed, same bytes.
+  EXPECT_EQ(run_two_hosts({}).result.dump(), res.dump());
+}
+
+TEST(TwoHostTest, TheClientHostRunsItsOwnReceivePathModel) {
+  // The client inherits the server's softirq NAPI unless told otherwise: with threaded NAPI on
+  // the client only, its NAPI work is kthread time there and softirq time stays on the server.
+  const TwoHostRun r = run_two_hosts({R"(platform.clients=[{"models": [{"name": "napi_threaded"}]}])"});
+  const Json& c = r.result["clients"]["client0"]["cpu"]["by_class_pct"];
+  const Json& s = r.result["summary"]["cpu"]["by_class_pct"];
+  EXPECT_GT(c["kthread"].get<double>(), 0.0);
+  EXPECT_EQ(c["softirq"].get<double>() + c["ksoftirqd"].get<double>(), 0.0);
+  EXPECT_GT(s["softirq"].get<double>() + s["ksoftirqd"].get<double>(), 0.0);
+  EXPECT_EQ(s["kthread"].get<double>(), 0.0);
+}
+
+TEST(TwoHostTest, IdealisedClientHasNoClientHost) {
+  const TwoHostRun r = [] {
+    Json doc = default_scenario();
+    apply_overrides(doc, {"warmup_s=0.002", "duration_s=0.004", R"(platform.clients=[{"stack": "idealised"}])"});
+    const Scenario s = parse_scenario(doc);
+    Simulation sim(s, Simulation::standalone_paths(s));
+    EXPECT_EQ(sim.client_kernel(0), nullptr);
+    sim.run_standalone();
+    return TwoHostRun{sim.result(Json::object()), {}, {}};
+  }();
+  EXPECT_FALSE(r.result.contains("clients"));
+  EXPECT_GT(r.result["summary"]["transactions"].get<std::int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace napisim
