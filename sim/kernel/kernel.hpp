@@ -23,6 +23,7 @@
 // things in a row (the hot path of tcp_rr: DESIGN.md's speed goal).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -481,7 +482,31 @@ class Kernel : public EventSink, public WakeView {
   /// receive queue has data, then tcp_recvmsg (tcp_recvmsg_locked, net/ipv4/tcp.c).
   Proc<std::int64_t> sys_recv_wait(Task& t, Socket& s, std::int64_t max_bytes);
   Proc<void> sys_send(Task& t, Socket& s, std::int64_t bytes);
-  void epoll_ctl_add(Epoll& ep, Socket& s);
+  /// epoll_ctl(EPOLL_CTL_ADD) at setup (no CPU time): ep_insert() with interest `events`; an item
+  /// already ready under it goes on the ready list.
+  void epoll_ctl_add(Epoll& ep, Socket& s, std::uint8_t events = kEpollIn);
+  /// ep_item_poll(): tcp_poll()'s events of `s` under its interest mask (level-triggered): kEpollIn
+  /// with data queued, kEpollOut while sk_stream_is_writeable().
+  static std::uint8_t ep_item_poll(const Socket& s) {
+    return static_cast<std::uint8_t>(s.ep_events & ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
+  }
+  /// sk_stream_is_writeable(): free send space >= half of what is queued (sk_stream_wspace >=
+  /// sk_stream_min_wspace, as tcp_ack()'s write-space check); a socket without flow control
+  /// (sndbuf 0) is always writable.
+  static bool sk_stream_is_writeable(const Socket& s) {
+    if (s.sndbuf <= 0) return true;
+    const std::int64_t queued = s.snd_nxt - s.snd_una;
+    return std::min(s.sndbuf, s.snd_wnd) - queued >= queued / 2;
+  }
+  /// epoll_ctl(EPOLL_CTL_MOD)'s CPU time on the caller: syscall entry/exit + ep_modify().
+  Nanos epoll_ctl_ns() const { return costs_.syscall_ns + costs_.epoll_ctl_ns; }
+  /// ep_modify() (fs/eventpoll.c v6.6), its effect only: the new interest mask, then ep_item_poll()
+  /// and, if ready and not linked, list_add_tail() on the ready list and wake_up(&ep->wq) from
+  /// `cpu`. For callers that charge epoll_ctl_ns() in their own exec_chain(), this is applied
+  /// when that time has run.
+  void ep_modify(Epoll& ep, Socket& s, std::uint8_t events, int cpu);
+  /// epoll_ctl(EPOLL_CTL_MOD) by the running task `t`: epoll_ctl_ns() of system time, then ep_modify().
+  Proc<void> epoll_ctl_mod(Task& t, Epoll& ep, Socket& s, std::uint8_t events);
 
   // ---- busy polling (busy_poll.cpp) -----------------------------------------------------------
   /// Spin (CPU busy, preemption disabled) until woken by: an RX completion or completion of

@@ -83,6 +83,9 @@ void Kernel::tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq) {
   const auto delta = static_cast<std::int32_t>(static_cast<std::uint32_t>(ack_seq) - static_cast<std::uint32_t>(s.snd_una));
   if (delta > 0) s.snd_una += delta;
   if (s.lo_peer >= 0) s.snd_wnd = socket(s.lo_peer).rcv_wnd;
+  // sk_stream_write_space() -> ep_poll_callback(EPOLLOUT): an epoll item waiting to write is
+  // queued once the socket is writable (ep_modify() with its mask unchanged does exactly that).
+  if (s.ep && (s.ep_events & kEpollOut) && !s.on_ready_list) ep_modify(*s.ep, s, s.ep_events, ctx_cpu(ctx));
   if (!s.wq.waiter) return;
   const std::int64_t queued = s.snd_nxt - s.snd_una;
   const std::int64_t limit = std::min(s.sndbuf, s.snd_wnd);

@@ -3,7 +3,18 @@
 //   tcp_v4_rcv -> tcp_data_queue   payload to the receive queue; __tcp_ack_snd_check sends an ACK
 //                                  at once for skbs of two or more full segments
 //   sock_def_readable              sk_data_ready -> ep_poll_callback: queue on the ready list,
-//                                  wake the exclusive waiter; sk_mark_napi_id / ep->napi_id
+//                                  wake the exclusive waiter; sk_mark_napi_id / ep->napi_id; an
+//                                  item whose mask lacks EPOLLIN is left alone ("pollflags &
+//                                  epi->event.events")
+//   ep_insert / ep_modify          epoll_ctl ADD / MOD: set the mask, ep_item_poll(), queue a
+//                                  ready item at the tail and wake ep->wq. Level-triggered items
+//                                  leave the ready list when transferred and the workload queues
+//                                  them again if still ready after its handler. Simplification: the
+//                                  kernel's ep_send_events() re-adds a level-triggered item at once
+//                                  (the next scan drops it if no longer ready), so an ep_modify()
+//                                  in the handler finds it linked and leaves it where it was; here
+//                                  it goes to the tail at the MOD: the same events, possibly in
+//                                  another order among the sockets that became ready meanwhile
 //   ep_poll                        return ready events or sleep on ep->wq until there are some;
 //                                  the common call (EpollWaitAwait) runs without a coroutine of
 //                                  its own: its wait loop re-checks the ready list at each
@@ -38,12 +49,30 @@ Epoll& Kernel::add_epoll() {
   return *epolls_.back();
 }
 
-void Kernel::epoll_ctl_add(Epoll& ep, Socket& s) {
+void Kernel::epoll_ctl_add(Epoll& ep, Socket& s, std::uint8_t events) {
   s.ep = &ep;
-  if (s.rx_avail > 0 && !s.on_ready_list) {
+  s.ep_events = events;
+  if (ep_item_poll(s) && !s.on_ready_list) {
     ep.ready.push_back(s.id);
     s.on_ready_list = true;
   }
+}
+
+void Kernel::ep_modify(Epoll& ep, Socket& s, std::uint8_t events, int cpu) {
+  // epi->event.events = event->events; smp_mb(); if (ep_item_poll(epi, &pt, 1)) { if
+  // (!ep_is_linked(epi)) { list_add_tail(&epi->rdllink, &ep->rdllist); if
+  // (waitqueue_active(&ep->wq)) wake_up(&ep->wq); } }
+  s.ep_events = events;
+  if (!ep_item_poll(s) || s.on_ready_list) return;
+  ep.ready.push_back(s.id);
+  s.on_ready_list = true;
+  if (ep.spinner) spin_wake(*ep.spinner);
+  if (ep.wq.waiter) wake_up(ep.wq, cpu);
+}
+
+Proc<void> Kernel::epoll_ctl_mod(Task& t, Epoll& ep, Socket& s, std::uint8_t events) {
+  co_await exec(task_ctx(t, CpuClass::kSystem), epoll_ctl_ns());
+  ep_modify(ep, s, events, t.cpu);
 }
 
 Nanos Kernel::skb_cost(const Skb& skb) const {
@@ -51,7 +80,7 @@ Nanos Kernel::skb_cost(const Skb& skb) const {
   Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
   if (skb.segs >= 2) c += costs_.tx_ack_ns;
   const Socket& s = sockets_[skb.sock];
-  if ((s.ep && s.ep->wq.waiter) || s.wq.waiter) c += costs_.wakeup_ns;
+  if ((s.ep && (s.ep_events & kEpollIn) && s.ep->wq.waiter) || s.wq.waiter) c += costs_.wakeup_ns;
   return c;
 }
 
@@ -92,11 +121,12 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
     if (s.wq.waiter) wake_up(s.wq, ctx_cpu(ctx), /*sync=*/true);
     return;
   }
+  ep->napi_id = s.napi_id;  // ep_set_busy_poll_napi_id(), before the mask check
+  if (!(s.ep_events & kEpollIn)) return;  // ep_poll_callback(): !(pollflags & epi->event.events)
   if (!s.on_ready_list) {
     ep->ready.push_back(s.id);
     s.on_ready_list = true;
   }
-  ep->napi_id = s.napi_id;
   if (ep->spinner) spin_wake(*ep->spinner);
   // ep_poll_callback() gets sock_def_readable()'s WF_SYNC but wakes ep->wq with plain wake_up()
   // (until 900bbaae67e9, v6.10, which every modelled setup predates).

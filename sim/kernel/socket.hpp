@@ -17,6 +17,10 @@ namespace napisim {
 
 struct Epoll;
 
+// epoll event bits (include/uapi/linux/eventpoll.h): the interest masks the model distinguishes.
+constexpr std::uint8_t kEpollIn = 0x001;   // EPOLLIN
+constexpr std::uint8_t kEpollOut = 0x004;  // EPOLLOUT
+
 // Field order is for the cache: what every packet and every recv()/send() touches fills the first
 // two lines (alignas keeps those lines whole in SocketTable's chunks).
 struct alignas(64) Socket {
@@ -34,6 +38,7 @@ struct alignas(64) Socket {
   int lo_peer = -1;            // the other end of a connection over lo (-1: over a NIC)
   // ---- line 1 ------------------------------------------------------------------------------
   bool on_ready_list = false;
+  std::uint8_t ep_events = kEpollIn;  // epi->event.events: the epoll interest mask (kEpollIn/kEpollOut)
   // SO_TIMESTAMPING-style receive stamps (opt-in, for workloads that measure in-application
   // queueing): each queued skb leaves (rcv_nxt after it, time it became readable) in rx_stamps
   // until the workload consumes it.

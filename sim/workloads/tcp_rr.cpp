@@ -173,6 +173,13 @@ void TcpRr::begin_measurement() {}
 void TcpRr::end_measurement() {}
 
 Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
+  // neper's server state machine (rr.c), one flow per epoll item, level-triggered:
+  //   rr_server_state_0 (EPOLLIN): rr_do_recv() reads up to min(rest of the request, -B) bytes;
+  //     when the request is complete, rr_server_state_1: flow_mod(EPOLLOUT). ep_modify() finds the
+  //     socket writable and queues it at once, so the next epoll_wait() returns it;
+  //   rr_server_state_2 (EPOLLOUT): rr_do_send() sends up to min(rest of the response, -B) bytes
+  //     (one send() per event); when the response is out, flow_mod(EPOLLIN), whose ep_modify()
+  //     queues the socket again if the next request is already readable.
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   Kernel& k = *k_;
@@ -192,33 +199,46 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
-      // neper's event handler: read() (the data is taken as the syscall starts), its user-space
-      // work (state machine, bookkeeping), and write() of the response when the request is
-      // complete and the response fits one write: one chained segment, the transmit at its end.
-      Nanos recv_ns;
-      const std::int64_t got = k.recv_take(t, s, p_.buffer_size, &recv_ns);
-      f.req_got += got;
-      const bool one_send = s.lo_peer < 0 && f.req_got >= p_.request_size && f.req_got < 2 * p_.request_size &&
-                            p_.response_size <= p_.buffer_size;
-      const Nanos send_ns = one_send ? k.send_cost(t, s, p_.response_size) : 0;
-      co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, recv_ns, true},
-                            {CpuClass::kUser, p_.server_user_ns}, {CpuClass::kSystem, send_ns});
-      epoll_ns = 0;
-      if (s.rcvbuf > 0) co_await k.recv_done(t, s, got);
-      if (one_send) {
-        f.req_got -= p_.request_size;
-        k.nic_transmit(k.task_ctx(t, CpuClass::kSystem), s, p_.response_size, false);
-      }
-      while (f.req_got >= p_.request_size) {
-        f.req_got -= p_.request_size;
-        for (std::int64_t left = p_.response_size; left > 0;) {
-          const std::int64_t chunk = std::min(left, p_.buffer_size);
-          co_await k.sys_send(t, s, chunk);
-          left -= chunk;
+      if (s.ep_events & kEpollOut) {
+        // rr_server_state_2: send() (the transmit at the end of its system time), then the
+        // user-space bookkeeping (histogram, stats) and, with the response out, epoll_ctl(MOD,
+        // EPOLLIN): two chained segments, the transmit between them.
+        const std::int64_t len = std::min(f.resp_left, p_.buffer_size);
+        if (s.lo_peer < 0) {
+          co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, k.send_cost(t, s, len), true});
+          k.nic_transmit(k.task_ctx(t, CpuClass::kSystem), s, len, false);
+        } else {
+          co_await k.exec(k.task_ctx(t, CpuClass::kSystem), epoll_ns);
+          co_await k.sys_send(t, s, len);  // lo: the receiver's softirq runs at its end
+        }
+        epoll_ns = 0;
+        f.resp_left -= len;
+        const bool done = f.resp_left == 0;
+        co_await k.exec_chain(t, {CpuClass::kUser, p_.server_user_ns}, {CpuClass::kSystem, done ? k.epoll_ctl_ns() : 0});
+        if (done) {
+          k.ep_modify(ep, s, kEpollIn, t.cpu);
+          continue;
+        }
+      } else {
+        // rr_server_state_0: recv() (the data is taken as the syscall starts), the user-space
+        // work, and epoll_ctl(MOD, EPOLLOUT) when the request is complete: one chained segment.
+        Nanos recv_ns;
+        const std::int64_t got = k.recv_take(t, s, std::min(p_.request_size - f.req_got, p_.buffer_size), &recv_ns);
+        f.req_got += got;
+        const bool done = f.req_got >= p_.request_size;
+        co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, recv_ns, true},
+                              {CpuClass::kUser, p_.server_user_ns}, {CpuClass::kSystem, done ? k.epoll_ctl_ns() : 0});
+        epoll_ns = 0;
+        if (s.rcvbuf > 0) co_await k.recv_done(t, s, got);
+        if (done) {
+          f.req_got = 0;
+          f.resp_left = p_.response_size;
+          k.ep_modify(ep, s, kEpollOut, t.cpu);
+          continue;
         }
       }
-      // Level-triggered epoll: a socket that is still readable is reported again.
-      if (s.rx_avail > 0 && !s.on_ready_list) {
+      // Level-triggered epoll: a socket still ready under its mask is reported again.
+      if (Kernel::ep_item_poll(s) && !s.on_ready_list) {
         ep.ready.push_back(s.id);
         s.on_ready_list = true;
       }

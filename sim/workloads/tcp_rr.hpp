@@ -118,6 +118,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     Nanos req_start = 0;
     std::int64_t resp_got = 0;   // client side
     std::int64_t req_got = 0;    // server side (bytes of the current request read)
+    std::int64_t resp_left = 0;  // server side: bytes of the response still to send (rr_xfer in rr_server_state_2)
     bool in_flight = false;
   };
   using Train = WireTrain;

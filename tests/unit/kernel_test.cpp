@@ -1160,6 +1160,164 @@ TEST(KernelTest, EpollWaitRechecksTheReadyListAfterTheEntryAndEachWakeup) {
   }
 }
 
+// ---- epoll_ctl(EPOLL_CTL_MOD): ep_modify() ----------------------------------------------------
+
+/// epoll_costs() plus epoll_ctl 200 ns: an epoll_ctl() call is syscall 100 + 200 = 300 ns.
+CostParams epoll_ctl_costs() {
+  CostParams c = epoll_costs();
+  c.epoll_ctl_ns = 200;
+  return c;
+}
+
+/// epoll_ctl(MOD, `mask`) of `s`, then one epoll_wait() (its transfer executed); records when
+/// the wait returned and what, then sleeps on `wq`.
+Proc<void> mod_then_wait(Kernel& k, Task& t, Epoll& ep, Socket& s, std::uint8_t mask, Nanos* returned, int* n,
+                         int* first, WaitQueue& wq) {
+  co_await k.epoll_ctl_mod(t, ep, s, mask);
+  std::vector<int> ev;
+  *n = co_await k.epoll_wait(t, ep, 16, ev);
+  *returned = k.now();
+  *first = ev.empty() ? -1 : ev[0];
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, EpollCtlModToEpolloutQueuesAWritableSocketAtOnce) {
+  // A socket added for EPOLLIN with no data is not ready. epoll_ctl(MOD, EPOLLOUT) runs 0..300
+  // (syscall 100 + ep_modify 200); ep_modify() finds it writable (no send-buffer limit) and not
+  // linked: list_add_tail() at 300. The epoll_wait() after it finds the event queued: entry 350 +
+  // one event 40 = 390, so it returns the socket at 690 with 690 ns of system time. Back to
+  // EPOLLIN instead (still no data): nothing is queued, the wait's entry runs 300..650 and the task
+  // sleeps for good.
+  for (const bool out : {true, false}) {
+    SCOPED_TRACE(out ? "EPOLLOUT" : "EPOLLIN");
+    Rig r{shape(2), KernelParams{}, epoll_ctl_costs()};
+    r.k.add_nic(one_queue_nic(), "/nic");
+    Epoll& ep = r.k.add_epoll();
+    Socket& s = r.k.add_socket(0, 1);
+    r.k.epoll_ctl_add(ep, s);
+    EXPECT_FALSE(s.on_ready_list);
+    WaitQueue wq;
+    Nanos returned = -1;
+    int n = -1, first = -1;
+    Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+    start(r.k, t, mod_then_wait(r.k, t, ep, s, out ? kEpollOut : kEpollIn, &returned, &n, &first, wq));
+    r.run_to(us(50));
+    r.settle();
+    EXPECT_EQ(s.ep_events, out ? kEpollOut : kEpollIn);
+    if (out) {
+      EXPECT_EQ(returned, 690);
+      EXPECT_EQ(n, 1);
+      EXPECT_EQ(first, s.id);
+      EXPECT_EQ(r.cpu(0).time[kSystem], 690);
+    } else {
+      EXPECT_EQ(returned, -1);
+      EXPECT_EQ(r.cpu(0).time[kSystem], 650);
+    }
+    EXPECT_EQ(r.cpu(0).time[kUser], 0);
+  }
+}
+
+/// Works `work` ns in user mode, then epoll_ctl(MOD, `mask`) of `s`, then sleeps on `wq`.
+Proc<void> work_then_mod(Kernel& k, Task& t, Epoll& ep, Socket& s, std::uint8_t mask, Nanos work, WaitQueue& wq) {
+  co_await k.exec(k.task_ctx(t, CpuClass::kUser), work);
+  co_await k.epoll_ctl_mod(t, ep, s, mask);
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, EpollCtlModWakesATaskWaitingOnTheEpoll) {
+  // ep_modify()'s "if (waitqueue_active(&ep->wq)) wake_up(&ep->wq)": a task on CPU 0 blocks in
+  // epoll_wait() (entry 0..350, then asleep); a task on CPU 1 works 1000 ns and calls
+  // epoll_ctl(MOD, EPOLLOUT), 1000..1300, which queues the writable socket and wakes the waiter
+  // (IPI, handler and context switch cost 0): it resumes at 1300 and returns after the 40 ns
+  // transfer, at 1340 (system time on CPU 0: 350 + 40; on CPU 1: 300).
+  Rig r{shape(2), KernelParams{}, epoll_ctl_costs()};
+  r.k.add_nic(one_queue_nic(), "/nic");
+  Epoll& ep = r.k.add_epoll();
+  Socket& s = r.k.add_socket(0, 1);
+  r.k.epoll_ctl_add(ep, s);
+  WaitQueue wq;
+  Nanos returned = -1;
+  int n = -1;
+  Task& waiter = r.k.create_task("waiter", TaskKind::kUser, r.only(0));
+  start(r.k, waiter, epoll_once(r.k, waiter, ep, nullptr, &returned, &n, wq), 0);
+  Task& modder = r.k.create_task("modder", TaskKind::kUser, r.only(1));
+  start(r.k, modder, work_then_mod(r.k, modder, ep, s, kEpollOut, 1000, wq), 1);
+  r.run_to(us(50));
+  r.settle();
+  EXPECT_EQ(returned, 1340);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(r.cpu(0).time[kSystem], 390);
+  EXPECT_EQ(r.cpu(1).time[kSystem], 300);
+  EXPECT_EQ(r.cpu(1).time[kUser], 1000);
+}
+
+/// One epoll_wait() (transfer executed), then a sleep on `wq` until the test wakes it; then
+/// epoll_ctl(MOD, EPOLLIN) of `s` and a second epoll_wait(). Records both returns.
+Proc<void> out_then_in(Kernel& k, Task& t, Epoll& ep, Socket& s, Nanos* ret1, int* n1, Nanos* ret2, int* n2,
+                       WaitQueue& wq) {
+  std::vector<int> ev;
+  *n1 = co_await k.epoll_wait(t, ep, 16, ev);
+  *ret1 = k.now();
+  co_await k.sleep_on(t, wq);
+  co_await k.epoll_ctl_mod(t, ep, s, kEpollIn);
+  *n2 = co_await k.epoll_wait(t, ep, 16, ev);
+  *ret2 = k.now();
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, EpolloutOnlyItemIgnoresDataUntilModBackToEpollin) {
+  // The socket is added for EPOLLOUT: writable, so ep_insert() queues it, and the first
+  // epoll_wait() returns it at once (entry 350 + event 40: at 390). The task then sleeps on a
+  // test wait queue. A 1000-byte packet arrives at 5 us (interrupt, NAPI and protocol costs 0):
+  // the data is queued on the socket, but ep_poll_callback() leaves the EPOLLOUT-only item alone
+  // (pollflags & epi->event.events == 0): not on the ready list at 6 us, and no epoll wakeup.
+  // At 10 us the test wakes the task (from CPU 1, costs 0); epoll_ctl(MOD, EPOLLIN) runs
+  // 10000..10300 and ep_modify()'s ep_item_poll() finds the data: queued at 10300, and the second
+  // epoll_wait() returns it at 10300 + 390 = 10690. System time 390 + 300 + 390 = 1080.
+  // Without the packet, the MOD finds nothing: the second wait's entry runs 10300..10650 and the
+  // task sleeps (system time 390 + 300 + 350 = 1040).
+  for (const bool data : {true, false}) {
+    SCOPED_TRACE(data ? "data queued" : "no data");
+    Rig r{shape(2), KernelParams{}, epoll_ctl_costs()};
+    r.k.add_nic(one_queue_nic(), "/nic");
+    At at(r.host);
+    Epoll& ep = r.k.add_epoll();
+    Socket& s = r.k.add_socket(0, 1);
+    r.k.epoll_ctl_add(ep, s, kEpollOut);
+    EXPECT_TRUE(s.on_ready_list);
+    WaitQueue wq;
+    Nanos ret1 = -1, ret2 = -1;
+    int n1 = -1, n2 = -1;
+    Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+    start(r.k, t, out_then_in(r.k, t, ep, s, &ret1, &n1, &ret2, &n2, wq), 0);
+    if (data) at(us(5), [&] { r.k.nic_rx(0, pkt(s.id)); });
+    bool queued_at_6us = true, empty_at_6us = false;
+    std::int64_t avail_at_6us = -1;
+    at(us(6), [&] {
+      queued_at_6us = s.on_ready_list;
+      empty_at_6us = ep.ready.empty();
+      avail_at_6us = s.rx_avail;
+    });
+    at(us(10), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+    r.run_to(us(50));
+    r.settle();
+    EXPECT_EQ(ret1, 390);
+    EXPECT_EQ(n1, 1);
+    EXPECT_FALSE(queued_at_6us);
+    EXPECT_TRUE(empty_at_6us);
+    EXPECT_EQ(avail_at_6us, data ? 1000 : 0);
+    EXPECT_EQ(s.ep_events, kEpollIn);
+    if (data) {
+      EXPECT_EQ(ret2, 10690);
+      EXPECT_EQ(n2, 1);
+      EXPECT_EQ(r.cpu(0).time[kSystem], 1080);
+    } else {
+      EXPECT_EQ(ret2, -1);
+      EXPECT_EQ(r.cpu(0).time[kSystem], 1040);
+    }
+  }
+}
+
 // ---- RT and affinity -----------------------------------------------------------------------
 
 TEST(KernelTest, FifoTaskPreemptsFairHogAndIsNotTickPreempted) {

@@ -1,0 +1,73 @@
+// neper tcp_rr's server (sim/workloads/tcp_rr.cpp) against a hand-computed CPU bill: rr.c's
+// rr_server_state_0/1/2 answer in a second epoll round (epoll_ctl(MOD, EPOLLOUT) after the request,
+// the send() when epoll_wait() returns EPOLLOUT, epoll_ctl(MOD, EPOLLIN) after it).
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+#include "sim/params/json_util.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
+
+namespace napisim {
+namespace {
+
+/// Sets every field of a parameter table to zero.
+template <class P>
+struct ZeroFields {
+  P& p;
+  template <class M, class... Rest>
+  void operator()(const char*, M P::*field, Rest&&...) {
+    p.*field = M{};
+  }
+};
+
+TEST(TcpRrServerTest, OneTransactionCostsTwoEpollCtlAndASecondEpollWait) {
+  // One flow, one server thread pinned to CPU 1, the NIC's interrupt on CPU 0, an idealised client;
+  // the load stops after one measured transaction (measured from t = 0). Every cost is 0 but
+  // syscall 100, epoll_wait 250 (entry 350), epoll_event 40, recv 350, send 900, epoll_ctl 200
+  // (a call: 300) and the server's user work per handled event, 200. The server thread's bill:
+  //   epoll_wait(), nothing queued: entry 350, asleep until the request arrives;
+  //   EPOLLIN (rr_server_state_0): transfer 40 + recv 450 + user 200 + epoll_ctl(MOD, EPOLLOUT)
+  //     300; ep_modify() queues the writable socket;
+  //   epoll_wait(), the event queued: entry 350 + transfer 40;
+  //   EPOLLOUT (rr_server_state_2): send 1000 (the response leaves), user 200,
+  //     epoll_ctl(MOD, EPOLLIN) 300: no data, nothing queued;
+  //   epoll_wait(): entry 350, asleep for good.
+  // System 350 + 40 + 450 + 300 + 390 + 1000 + 300 + 350 = 3180 ns, user 2 x 200 = 400 ns. (The
+  // old single-handler server: 350 + 40 + 450 + 1000 + 350 = 2190 system and 200 user: the two
+  // epoll_ctl calls, the second epoll_wait and the second handler's user work are the difference.)
+  const Json doc = Json::parse(R"({
+    "name": "tcp_rr_server", "seed": 1, "warmup_s": 0.001, "duration_s": 0.002,
+    "topology": {"numa_nodes": 1, "llcs_per_node": 1, "cores_per_llc": 2, "threads_per_core": 1},
+    "nics": [{"name": "eth0", "queues": 1, "irq_affinity": "0", "rx_usecs": 0, "rx_frames": 1}],
+    "models": [{"name": "napi_irq"}],
+    "workload": {"type": "tcp_rr", "params": {"num_flows": 1, "num_threads": 1, "server_cpus": "1",
+                                              "pin_cpu": true, "num_transactions": 1}}
+  })");
+  Scenario s = parse_scenario(doc);
+  CostParams c;
+  ZeroFields<CostParams> zero{c};
+  CostParams::fields(zero);
+  c.syscall_ns = 100;
+  c.epoll_wait_ns = 250;
+  c.epoll_event_ns = 40;
+  c.recv_ns = 350;
+  c.send_ns = 900;
+  c.epoll_ctl_ns = 200;
+  s.costs = c;
+  Simulation sim(s, {ClientPath{}});
+  sim.workload().set_window(0, ms(2));  // the first transaction is the measured one
+  sim.start();
+  sim.host().advance_to(ms(1));
+  EXPECT_EQ(sim.workload().completed(), 1u);
+  const Kernel::Snapshot snap = sim.kernel().snapshot();
+  const auto sys = static_cast<std::size_t>(CpuClass::kSystem);
+  const auto user = static_cast<std::size_t>(CpuClass::kUser);
+  EXPECT_EQ(snap.cpu_time[1][sys], 3180);
+  EXPECT_EQ(snap.cpu_time[1][user], 400);
+  EXPECT_EQ(snap.cpu_time[0][sys] + snap.cpu_time[0][user], 0);
+}
+
+}  // namespace
+}  // namespace napisim
