@@ -258,6 +258,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   int nb = 0;
   std::int64_t rx_count = 0;
   int work = 0;
+  std::int64_t steered = 0;  // segments RPS sent to a backlog: counted there, by process_backlog()
   while (work < budget && !ch.ring.empty()) {
     RxEntry& e = ch.ring.front();
     const auto take = std::min<std::uint32_t>(e.segs - e.polled, static_cast<std::uint32_t>(budget - work));
@@ -269,6 +270,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
     cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
+    if (skb.rps_cpu >= 0) steered += skb.segs;
     batch.put(static_cast<std::size_t>(nb++), skb);
     rx_count += skb.segs;
     if (rx_count >= batch_limit || nb == kMaxBatch) {  // gro_normal_list(): netif_receive_skb_list()
@@ -288,7 +290,9 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   netif_receive_skb_list(ctx, batch.data(), nb);
   n.packets += static_cast<std::uint64_t>(work);
   Cpu& c = cpu(ctx_cpu(ctx));
-  c.sd.processed += static_cast<std::uint64_t>(work);
+  // softnet_data.processed is counted in __netif_receive_skb_core(), i.e. after RPS: an skb
+  // steered to a backlog counts on the CPU that runs process_backlog(), not here.
+  c.sd.processed += static_cast<std::uint64_t>(work - steered);
   if (work < budget && !tx_busy && napi_complete_done(c, n, work)) nic_arm_irq(ch);
   co_return tx_busy ? budget : work;
 }

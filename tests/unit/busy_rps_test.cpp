@@ -446,7 +446,10 @@ TEST(RpsTest, RpsProcessesOnTargetCpusAfterIpi) {
 // the targets (threaded NAPI raises no softirq on the IRQ CPUs) and their backlogs stall.
 TEST(RpsTest, ThreadedNapiSendsItsRpsIpis) {
   Json doc = rps_doc("4-7", 0);
-  doc["models"] = Json::array({model("napi_threaded"), model("rps_rfs", {{"rps_cpus", "4-7"}})});
+  // RPS only (RFS off, as rps_doc()): every packet is steered to CPUs 4-7, wherever the NAPI
+  // kthreads run.
+  doc["models"] = Json::array(
+      {model("napi_threaded"), model("rps_rfs", {{"rps_cpus", "4-7"}, {"rps_sock_flow_entries", 0}})});
   SimRun thr = run(doc);
   SimRun irq = run(rps_doc("4-7", 0));
   thr.expect_conservation();
