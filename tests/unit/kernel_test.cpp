@@ -855,6 +855,63 @@ TEST(KernelTest, SocketDataWakesABlockedReaderWithWfSync) {
   EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/true), 1);
 }
 
+TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
+  // The mechanism behind the two-host tcp_rr tail. An epoll thread W last ran on CPU 1, now busy
+  // with a pinned hog (as is CPU 2); CPU 0 takes the NIC's interrupt and runs no task. 1000
+  // packets of W's flow arrive at 10 us (rx_pkt_ns 500, every other cost 0, 4.9-6.4 mode).
+  // The first poll takes 64 packets (10..42 us); its GRO flush queues the data, and
+  // ep_poll_callback() wakes W from NET_RX: available_idle_cpu() does not see softirq, so
+  // wake_affine_idle() takes this_cpu (idle, prev busy) and select_idle_sibling() keeps the idle
+  // target (had it kept prev, its LLC scan would find CPU 0 all the same): W goes to CPU 0, not
+  // back to CPU 1 (with softirq counted as busy it would, and return at 180 us). The wakeup sets need_resched, so
+  // __do_softirq() does not restart for the repolled NAPI: ksoftirqd/0 gets the other 936
+  // packets (468 us of work), woken onto CPU 0 just after W. Under CFS (the 2020 kernels) the
+  // softirq's exit schedules ksoftirqd/0 first (its vruntime is not above W's), so W's
+  // epoll_wait() returns only when ksoftirqd is done: 42 + 468 = 510 us.
+  KernelParams kp;
+  kp.ksoftirqd_mode = "4.9-6.4";
+  kp.sched.algo = "cfs";
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = 500;
+  Rig r(shape(3), kp, c);
+  r.k.add_nic(one_queue_nic(4096), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  Epoll& ep = r.k.add_epoll();
+  r.k.epoll_ctl_add(ep, s);
+  At at(r.host);
+  Nanos returned = -1;
+  auto waiter = [](Kernel& k, Task& t, Epoll& e, Nanos* out) -> Proc<void> {
+    std::vector<int> ev;
+    (void)co_await k.epoll_wait(t, e, 16, ev);
+    *out = k.now();
+    co_await k.exec(k.task_ctx(t, CpuClass::kUser), ms(100));
+  };
+  Task& w = r.k.create_task("w", TaskKind::kUser, r.all());
+  start(r.k, w, waiter(r.k, w, ep, &returned), 1);
+  r.run_to(us(1));
+  EXPECT_EQ(w.state, TaskState::kSleeping);
+  for (int cpu : {1, 2}) {
+    Task& h = r.k.create_task("h" + std::to_string(cpu), TaskKind::kUser, r.only(cpu));
+    start(r.k, h, hog(r.k, h), cpu);
+  }
+  at(us(10), [&] { flood(r.k, s.id, 1000); });
+  r.run_to(us(42));
+  EXPECT_EQ(w.cpu, 0);
+  EXPECT_EQ(w.wakeups, 1u);
+  EXPECT_EQ(r.cpu(0).ksoftirqd_wakeups, 1u);
+  EXPECT_EQ(r.cpu(0).sd.processed, 64u);
+  r.run_to(us(510));
+  r.settle();
+  EXPECT_EQ(r.cpu(0).sd.processed, 1000u);
+  EXPECT_EQ(r.cpu(0).time[kKsoftirqd], us(468));
+  EXPECT_EQ(r.cpu(0).time[kSoftirq], us(32));
+  EXPECT_EQ(r.cpu(0).time[static_cast<int>(CpuClass::kUser)], 0);  // W waited behind ksoftirqd/0
+  r.run_to(ms(1));
+  r.settle();
+  EXPECT_EQ(returned, us(510));
+  EXPECT_EQ(r.cpu(0).time[static_cast<int>(CpuClass::kUser)], us(490));
+}
+
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
   // CFS v5.10, 2 CPUs: latency 12 ms, wakeup_gran 2 ms. B (nice 0) slept since t=0; A runs from
   // t=0 (START_DEBIT: A.v = 12 ms + runtime). Woken at 10.5 ms: min_vruntime = A.v = 22.5 ms,
