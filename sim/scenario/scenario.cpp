@@ -116,7 +116,7 @@ void inherit_server_host(Json& doc) {
         copy.erase("nics");
         mine.push_back(copy);
       }
-      c["models"] = mine;
+      if (!mine.empty()) c["models"] = mine;  // else ClientSpec's default (softirq NAPI)
     }
   }
 }
