@@ -30,7 +30,7 @@ class Simulation {
   Nanos warmup_end() const { return warmup_end_; }
   Nanos run_end() const { return run_end_; }
 
-  /// Kernel::set_lazy_rx() on every kernel of the run (server and full-kernel clients).
+  /// Kernel::set_lazy_rx() on every kernel of the run (server and Linux client hosts).
   void set_lazy_rx(bool on);
   /// Starts the workload at time 0.
   void start();

@@ -163,7 +163,7 @@ void TcpRr::start() {
   // Flows start within the first 10 us, as neper's threads connect and start almost together.
   Rng& r = start_rng_;
   for (const Flow& f : flows_) {
-    if (f.sock < 0 || f.csock >= 0) continue;  // full-kernel clients start their own requests
+    if (f.sock < 0 || f.csock >= 0) continue;  // Linux client hosts start their own requests
     k_->host().schedule(static_cast<Nanos>(r.uniform_int(10000)), Prio::kWire, this, kStart,
                         static_cast<std::uint64_t>(f.sock));
   }

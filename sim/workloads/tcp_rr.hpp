@@ -112,7 +112,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
  private:
   struct Flow {
     int sock = -1;
-    int csock = -1;              // the client host's socket (full_kernel clients)
+    int csock = -1;              // the client host's socket (Linux client hosts)
     int host = 0;
     int thread = 0;
     Nanos req_start = 0;
@@ -123,7 +123,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   };
   using Train = WireTrain;
   enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4, kClientRetransmit = 6 };
-  /// The wire seen from a full-kernel client host: its transmissions reach the server's NIC.
+  /// The wire seen from a Linux client host: its transmissions reach the server's NIC.
   class ClientWire : public WirePeer {
    public:
     ClientWire(TcpRr& w, int host) : w_(w), host_(host) {}
