@@ -67,22 +67,22 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = f.sock;
       host_flows.push_back(f.sock);
     }
-    const CpuMask allowed = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
+    const CpuMask client_mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
     std::size_t first = 0;
     for (std::int64_t i = 0; i < client_threads; ++i) {
       // thread.c flows_in_thread(): a contiguous block each, the first (flows % threads) one longer.
-      const std::size_t n = flows_in_thread(host_flows.size(), static_cast<std::size_t>(client_threads),
-                                            static_cast<std::size_t>(i));
+      const std::size_t nflows = flows_in_thread(host_flows.size(), static_cast<std::size_t>(client_threads),
+                                                 static_cast<std::size_t>(i));
       std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
-                            host_flows.begin() + static_cast<std::ptrdiff_t>(first + n));
-      first += n;
-      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, allowed, SchedPolicy::kNormal,
+                            host_flows.begin() + static_cast<std::ptrdiff_t>(first + nflows));
+      first += nflows;
+      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, client_mask, SchedPolicy::kNormal,
                                 static_cast<int>(p_.client_nice));
       Epoll& ep = ck->add_epoll();
       for (int sock : mine) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
       t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));
       const int cpu = static_cast<int>(i % ck->nr_cpus());
-      ck->start_task(t, allowed.test(cpu) ? cpu : allowed.first());
+      ck->start_task(t, client_mask.test(cpu) ? cpu : client_mask.first());
     }
   }
 }

@@ -18,7 +18,8 @@ namespace {
 TEST(TwoHostTest, FlowsInThreadGivesContiguousBlocksFirstOnesLonger) {
   // neper thread.c: 10 flows over 4 threads -> 3, 3, 2, 2.
   std::vector<std::size_t> n;
-  for (std::size_t t = 0; t < 4; ++t) n.push_back(flows_in_thread(10, 4, t));
+  for (std::size_t t = 0; t < 4; ++t)
+    n.push_back(flows_in_thread(10, 4, t));
   EXPECT_EQ(n, (std::vector<std::size_t>{3, 3, 2, 2}));
   EXPECT_EQ(flows_in_thread(3, 4, 3), 0u);
   EXPECT_EQ(flows_in_thread(8, 4, 0), 2u);
@@ -47,7 +48,8 @@ TwoHostRun run_two_hosts(const std::vector<std::string>& sets) {
       if (t->kind == TaskKind::kUser) out.client_tasks.push_back(t->name);
     // The client sockets are created in flow order (ids 0..9): which thread's epoll watches each.
     out.flows_per_thread.assign(out.client_tasks.size(), 0);
-    for (int sock = 0; sock < 10; ++sock) ++out.flows_per_thread.at(static_cast<std::size_t>(ck->socket(sock).ep->id));
+    for (int sock = 0; sock < 10; ++sock)
+      ++out.flows_per_thread.at(static_cast<std::size_t>(ck->socket(sock).ep->id));
   }
   return out;
 }
@@ -75,7 +77,8 @@ TEST(TwoHostTest, TheDefaultClientIsALinuxHostReportedBesideTheServer) {
   double user = 0;
   for (const Json& pc : c["per_cpu"]) {
     double sum = 0;
-    for (const auto& [k, v] : pc["by_class_pct"].items()) sum += v.get<double>();
+    for (const auto& [k, v] : pc["by_class_pct"].items())
+      sum += v.get<double>();
     EXPECT_NEAR(sum, 100.0, 1e-6) << "client cpu " << pc["cpu"];
     user += pc["by_class_pct"]["user"].get<double>();
   }
