@@ -23,8 +23,9 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       m = CpuMask(n);
       m.set(cpus[static_cast<std::size_t>(i) % cpus.size()]);
     }
-    Task& t = k.create_task("tcp_rr/" + std::to_string(i), TaskKind::kUser, m, SchedPolicy::kNormal,
-                            static_cast<int>(p_.server_nice));
+    const SchedPolicy policy = sched_policy_named(p_.server_policy);
+    Task& t = k.create_task("tcp_rr/" + std::to_string(i), TaskKind::kUser, m, policy, static_cast<int>(p_.server_nice),
+                            is_rt_policy(policy) ? static_cast<int>(p_.server_rt_priority) : 0);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = server_thread(t, ep);
@@ -76,8 +77,10 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
                             host_flows.begin() + static_cast<std::ptrdiff_t>(first + nflows));
       first += nflows;
-      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, client_mask, SchedPolicy::kNormal,
-                                static_cast<int>(p_.client_nice));
+      const SchedPolicy policy = sched_policy_named(p_.client_policy);
+      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, client_mask, policy,
+                                static_cast<int>(p_.client_nice),
+                                is_rt_policy(policy) ? static_cast<int>(p_.client_rt_priority) : 0);
       Epoll& ep = ck->add_epoll();
       for (int sock : mine) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
       t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));

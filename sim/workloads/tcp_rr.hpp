@@ -44,6 +44,10 @@ struct TcpRrParams {
   std::int64_t client_user_ns = 200; // the client's per response: two clock_gettime, histogram, state
   std::string client_cpus = "";      // taskset for the client threads (Linux client host)
   std::int64_t client_nice = 0;
+  std::string server_policy = "normal";  // chrt for the server threads
+  std::int64_t server_rt_priority = 50;
+  std::string client_policy = "normal";  // chrt for the client threads
+  std::int64_t client_rt_priority = 50;
   std::string flow_steering = "reuseport";  // which server thread owns a flow
 
   template <class V>
@@ -79,6 +83,15 @@ struct TcpRrParams {
     v("client_cpus", &TcpRrParams::client_cpus, "cpulist",
       "CPUs the client threads may run on, on each Linux client host (\"\" = all CPUs)");
     v("client_nice", &TcpRrParams::client_nice, "", "Nice value of the client threads", Range{-20, 19});
+    v("server_policy", &TcpRrParams::server_policy, "",
+      "chrt for the server threads: normal (SCHED_OTHER), batch, idle, fifo or rr", Choices{"normal", "batch", "idle", "fifo", "rr"});
+    v("server_rt_priority", &TcpRrParams::server_rt_priority, "", "chrt priority of the server threads (fifo, rr)",
+      Range{1, 99});
+    v("client_policy", &TcpRrParams::client_policy, "",
+      "chrt for the client threads on each Linux client host: normal, batch, idle, fifo or rr",
+      Choices{"normal", "batch", "idle", "fifo", "rr"});
+    v("client_rt_priority", &TcpRrParams::client_rt_priority, "", "chrt priority of the client threads (fifo, rr)",
+      Range{1, 99});
     v("flow_steering", &TcpRrParams::flow_steering, "",
       "Flow to server thread: reuseport (SO_REUSEPORT hash, neper's default) or rx_queue (thread = RX queue "
       "mod threads, as SO_INCOMING_NAPI_ID steering does; needed for per-epoll busy polling and IRQ suspension)",

@@ -103,6 +103,34 @@ TEST(TwoHostTest, TheClientHostRunsItsOwnReceivePathModel) {
   EXPECT_EQ(s["kthread"].get<double>(), 0.0);
 }
 
+TEST(TwoHostTest, ChrtOfTheServerAndClientThreads) {
+  // chrt -f 10 for neper's server, chrt -r 20 for its client: each host's threads get their own
+  // policy and priority (the kernel's sched_setscheduler() attributes), and the run goes on.
+  Json doc = default_scenario();
+  apply_overrides(doc, {"warmup_s=0.002", "duration_s=0.004", "workload.params.num_flows=8",
+                        "workload.params.server_policy=fifo", "workload.params.server_rt_priority=10",
+                        "workload.params.client_policy=rr", "workload.params.client_rt_priority=20"});
+  const Scenario s = parse_scenario(doc);
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.run_standalone();
+  int server = 0, client = 0;
+  for (const auto& t : sim.kernel().tasks()) {
+    if (t->name.rfind("tcp_rr/", 0) != 0) continue;
+    ++server;
+    EXPECT_EQ(t->se.policy, SchedPolicy::kFifo);
+    EXPECT_EQ(t->se.rt_priority, 10);
+  }
+  for (const auto& t : sim.client_kernel(0)->tasks()) {
+    if (t->name.rfind("neper-client/", 0) != 0) continue;
+    ++client;
+    EXPECT_EQ(t->se.policy, SchedPolicy::kRr);
+    EXPECT_EQ(t->se.rt_priority, 20);
+  }
+  EXPECT_EQ(server, 4);
+  EXPECT_EQ(client, 4);
+  EXPECT_GT(sim.result(Json::object())["summary"]["transactions"].get<std::int64_t>(), 0);
+}
+
 TEST(TwoHostTest, IdealisedClientHasNoClientHost) {
   const TwoHostRun r = [] {
     Json doc = default_scenario();
