@@ -166,9 +166,18 @@ void check_client_host(ClientSpec& c, const std::string& p, const std::string& w
   if (!workload_has_linux_client(workload))
     throw ConfigError(p + "/stack", "workload \"" + workload +
                                         "\" has no Linux client yet: expected \"idealised\" (or \"auto\")");
-  c.topology.validate(p + "/topology");
-  check_nic_on_host(c.host_nic, c.topology, p + "/host_nic");
-  check_hz(c.kernel, p + "/kernel");
+  try {
+    c.topology.validate(p + "/topology");
+    check_nic_on_host(c.host_nic, c.topology, p + "/host_nic");
+    check_hz(c.kernel, p + "/kernel");
+  } catch (const ConfigError& e) {
+    // The offending value may be one the user wrote for the server only: say where it came from.
+    if (c.like != "server") throw;
+    const std::string what = e.what();
+    throw ConfigError(e.path(), what.substr(e.path().size() + 2) +
+                                    " (the client host takes every value it does not set from the server: "
+                                    "\"like\": \"server\")");
+  }
   if (c.models.empty()) throw ConfigError(p + "/models", "expected at least one receive-path model (e.g. napi_irq)");
   resolve_models(c.models, 1, p + "/models");
 }

@@ -102,6 +102,7 @@ TEST(ClientHostTest, ClientHostErrorsNameTheClientsPointer) {
   Json doc = Json::parse(R"({"topology": {"cores_per_llc": 8}, "nics": [{"irq_affinity": "6-7"}],
                              "platform": {"clients": [{"topology": {"cores_per_llc": 4}}]}})");
   EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/host_nic/irq_affinity");
+  EXPECT_CONTAINS(parse_error(doc), "takes every value it does not set from the server");
   doc = Json::parse(R"({"platform": {"clients": [{"kernel": {"hz": 200}}]}})");
   EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/kernel/hz");
   doc = Json::parse(R"({"platform": {"clients": [{"models": [{"name": "napi_irq", "nics": [1]}]}]}})");
