@@ -490,6 +490,16 @@ class Kernel : public EventSink, public WakeView {
   static std::uint8_t ep_item_poll(const Socket& s) {
     return static_cast<std::uint8_t>(s.ep_events & ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
   }
+  /// "if (ep_item_poll(epi) && !ep_is_linked(epi)) list_add_tail(&epi->rdllink, &ep->rdllist)"
+  /// (fs/eventpoll.c v6.6): ep_insert() and ep_modify() on epoll_ctl(), and ep_send_events() for a
+  /// level-triggered item it has just reported (the workloads call it after handling the event;
+  /// the next epoll_wait() re-polls it). Returns whether the item was linked now.
+  static bool ep_link_if_ready(Epoll& ep, Socket& s) {
+    if (!ep_item_poll(s) || s.on_ready_list) return false;
+    ep.ready.push_back(s.id);
+    s.on_ready_list = true;
+    return true;
+  }
   /// sk_stream_is_writeable(): free send space >= half of what is queued (sk_stream_wspace >=
   /// sk_stream_min_wspace, as tcp_ack()'s write-space check); a socket without flow control
   /// (sndbuf 0) is always writable.

@@ -52,10 +52,7 @@ Epoll& Kernel::add_epoll() {
 void Kernel::epoll_ctl_add(Epoll& ep, Socket& s, std::uint8_t events) {
   s.ep = &ep;
   s.ep_events = events;
-  if (ep_item_poll(s) && !s.on_ready_list) {
-    ep.ready.push_back(s.id);
-    s.on_ready_list = true;
-  }
+  ep_link_if_ready(ep, s);  // ep_insert()
 }
 
 void Kernel::ep_modify(Epoll& ep, Socket& s, std::uint8_t events, int cpu) {
@@ -63,9 +60,7 @@ void Kernel::ep_modify(Epoll& ep, Socket& s, std::uint8_t events, int cpu) {
   // (!ep_is_linked(epi)) { list_add_tail(&epi->rdllink, &ep->rdllist); if
   // (waitqueue_active(&ep->wq)) wake_up(&ep->wq); } }
   s.ep_events = events;
-  if (!ep_item_poll(s) || s.on_ready_list) return;
-  ep.ready.push_back(s.id);
-  s.on_ready_list = true;
+  if (!ep_link_if_ready(ep, s)) return;
   if (ep.spinner) spin_wake(*ep.spinner);
   if (ep.wq.waiter) wake_up(ep.wq, cpu);
 }

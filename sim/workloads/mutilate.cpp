@@ -364,10 +364,7 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
       }
       for (std::size_t j = 0; j < done; ++j) c.server_ops.pop_front();
       if (resp > 0) co_await k.sys_send(t, s, resp);
-      if (s.rx_avail > 0 && !s.on_ready_list) {  // level-triggered: still readable
-        ep.ready.push_back(s.id);
-        s.on_ready_list = true;
-      }
+      Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
     }
   }
 }

@@ -161,11 +161,7 @@ Proc<void> RpcServer::worker(Worker& w) {
         }
         if (counted) service_hist_.record(k.now() - begin);
       }
-      // Level-triggered epoll: a socket that is still readable is reported again.
-      if (s.rx_avail > 0 && !s.on_ready_list) {
-        ep.ready.push_back(s.id);
-        s.on_ready_list = true;
-      }
+      Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
     }
   }
 }

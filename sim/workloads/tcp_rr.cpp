@@ -121,10 +121,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
         co_await send(*f);
       }
-      if (cs.rx_avail > 0 && !cs.on_ready_list) {
-        ep.ready.push_back(cs.id);
-        cs.on_ready_list = true;
-      }
+      Kernel::ep_link_if_ready(ep, cs);
     }
   }
 }
@@ -240,11 +237,7 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
           continue;
         }
       }
-      // Level-triggered epoll: a socket still ready under its mask is reported again.
-      if (Kernel::ep_item_poll(s) && !s.on_ready_list) {
-        ep.ready.push_back(s.id);
-        s.on_ready_list = true;
-      }
+      Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while ready under its mask
     }
   }
 }
