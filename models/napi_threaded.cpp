@@ -55,7 +55,7 @@ class NapiThreaded : public RxModel {
   void attach(Kernel& k, const std::vector<int>& nics) override {
     const int ncpu = k.nr_cpus();
     const CpuMask mask = cpus_allowed(k);
-    const SchedPolicy policy = p_.policy == "fifo" ? SchedPolicy::kFifo : SchedPolicy::kNormal;
+    const SchedPolicy policy = sched_policy_named(p_.policy);
     const int nice = policy == SchedPolicy::kFifo ? 0 : static_cast<int>(p_.nice);
     const int prio = policy == SchedPolicy::kFifo ? static_cast<int>(p_.rt_priority) : 0;
     for (int i : nics) {

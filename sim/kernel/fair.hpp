@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/core/time.hpp"
@@ -35,6 +36,16 @@
 namespace napisim {
 
 enum class SchedPolicy { kNormal, kBatch, kIdle, kFifo, kRr };
+
+/// chrt's policies by name, for the *_policy parameters of workloads and models: normal is
+/// SCHED_OTHER, then SCHED_BATCH, SCHED_IDLE, SCHED_FIFO and SCHED_RR.
+inline SchedPolicy sched_policy_named(const std::string& name) {
+  if (name == "batch") return SchedPolicy::kBatch;
+  if (name == "idle") return SchedPolicy::kIdle;
+  if (name == "fifo") return SchedPolicy::kFifo;
+  if (name == "rr") return SchedPolicy::kRr;
+  return SchedPolicy::kNormal;
+}
 
 constexpr bool is_fair_policy(SchedPolicy p) {
   return p == SchedPolicy::kNormal || p == SchedPolicy::kBatch || p == SchedPolicy::kIdle;

@@ -70,16 +70,6 @@ inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t t
                      : static_cast<int>(reciprocal_scale(phash, static_cast<std::uint32_t>(threads)));
 }
 
-/// chrt's policies by name (the Choices of the workloads' *_policy parameters): normal is
-/// SCHED_OTHER, then SCHED_BATCH, SCHED_IDLE, SCHED_FIFO and SCHED_RR.
-inline SchedPolicy sched_policy_named(const std::string& name) {
-  if (name == "batch") return SchedPolicy::kBatch;
-  if (name == "idle") return SchedPolicy::kIdle;
-  if (name == "fifo") return SchedPolicy::kFifo;
-  if (name == "rr") return SchedPolicy::kRr;
-  return SchedPolicy::kNormal;
-}
-
 /// conservation() of a request/response workload: every request `sent` is `answered` or
 /// `in_flight`; segments the NIC dropped were retransmitted.
 Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint64_t in_flight,
