@@ -32,14 +32,8 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
     h->topo = std::make_unique<Topology>(c.topology, p + "/topology");
     h->kernel = std::make_unique<Kernel>(host_, *h->topo, c.kernel, c.costs, &rng_, c.name + "/");
     h->kernel->add_nic(c.host_nic, p + "/host_nic");
-    for (std::size_t m = 0; m < c.models.size(); ++m) {
-      const ModelSpec& ms = c.models[m];
-      auto model = builtin_models().get(ms.name, p + "/models/" + std::to_string(m) + "/name")
-                       .create(ms.params, p + "/models/" + std::to_string(m) + "/params");
-      model->attach(*h->kernel, {0});
-      h->models.push_back(std::move(model));
-      h->model_names.push_back(ms.name);
-    }
+    for (std::size_t m = 0; m < c.models.size(); ++m)
+      h->models.attach(*h->kernel, c.models[m], 1, p + "/models/" + std::to_string(m));
     with_kernels[i].kernel = h->kernel.get();
     clients_.push_back(std::move(h));
   }
@@ -50,16 +44,33 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
 Simulation::~Simulation() = default;
 
 void Simulation::attach_model(const ModelSpec& m, const std::string& path) {
+  models_.attach(*kernel_, m, s_.nics.size(), path);
+}
+
+void Simulation::HostModels::attach(Kernel& k, const ModelSpec& m, std::size_t nr_nics, const std::string& path) {
   auto model = builtin_models().get(m.name, path + "/name").create(m.params, path + "/params");
   std::vector<int> nics;
   if (m.nics.empty()) {
-    for (std::size_t n = 0; n < s_.nics.size(); ++n) nics.push_back(static_cast<int>(n));
+    for (std::size_t n = 0; n < nr_nics; ++n) nics.push_back(static_cast<int>(n));
   } else {
     for (auto n : m.nics) nics.push_back(static_cast<int>(n));
   }
-  model->attach(*kernel_, nics);
-  models_.push_back(std::move(model));
-  model_names_.push_back(m.name);
+  model->attach(k, nics);
+  models.push_back(std::move(model));
+  names.push_back(m.name);
+}
+
+Json Simulation::HostModels::report() const {
+  Json out = Json::object();
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    Json m = Json::object();
+    models[i]->report(m);
+    if (m.empty()) continue;
+    std::string key = names[i];
+    for (int k = 2; out.contains(key); ++k) key = names[i] + "#" + std::to_string(k);
+    out[key] = m;
+  }
+  return out;
 }
 
 void Simulation::apply_change(std::size_t i) {
@@ -200,20 +211,6 @@ void host_results(const Kernel::Snapshot& b, const Kernel::Snapshot& e, double t
       nonidle_total > 0 ? pct(psi_weighted / nonidle_total, static_cast<double>(measured)) : 0.0;
 }
 
-// Model-specific results (RxModel::report), keyed by model name (a name used twice gets "#k").
-Json model_results(const std::vector<std::unique_ptr<RxModel>>& models, const std::vector<std::string>& names) {
-  Json out = Json::object();
-  for (std::size_t i = 0; i < models.size(); ++i) {
-    Json m = Json::object();
-    models[i]->report(m);
-    if (m.empty()) continue;
-    std::string key = names[i];
-    for (int k = 2; out.contains(key); ++k) key = names[i] + "#" + std::to_string(k);
-    out[key] = m;
-  }
-  return out;
-}
-
 }  // namespace
 
 Json Simulation::result(const Json& context) const {
@@ -233,7 +230,7 @@ Json Simulation::result(const Json& context) const {
   r["summary"] = summary;
   r["conservation"] = workload_->conservation();
   r["per_cpu"] = per_cpu;
-  Json models = model_results(models_, model_names_);
+  Json models = models_.report();
   if (!models.empty()) r["models"] = models;
   // Linux client hosts: the same figures for each, keyed by its host name (cpu_us_per_op is the
   // client host's CPU per transaction of the whole run).
@@ -245,7 +242,7 @@ Json Simulation::result(const Json& context) const {
       Json cpus;
       host_results(h->at_begin, h->at_end, transactions, c, cpus);
       c["per_cpu"] = cpus;
-      Json m = model_results(h->models, h->model_names);
+      Json m = h->models.report();
       if (!m.empty()) c["models"] = m;
       clients[c["host"].get<std::string>()] = c;
     }

@@ -54,16 +54,23 @@ class Simulation {
   RngRoot rng_;
   std::unique_ptr<Topology> topo_;
   std::unique_ptr<Kernel> kernel_;
-  std::vector<std::unique_ptr<RxModel>> models_;
-  std::vector<std::string> model_names_;  // parallel to models_ (result["models"])
+  /// The receive-path models attached to one host's kernel, with their names (result["models"]).
+  struct HostModels {
+    std::vector<std::unique_ptr<RxModel>> models;
+    std::vector<std::string> names;  // parallel to models
+    /// Creates `m` and attaches it to `k`'s NICs: m.nics, or all `nr_nics` when empty.
+    void attach(Kernel& k, const ModelSpec& m, std::size_t nr_nics, const std::string& path);
+    /// RxModel::report() of each, keyed by model name (a name used twice gets "#k").
+    Json report() const;
+  };
+  HostModels models_;
   std::unique_ptr<Workload> workload_;
   /// A Linux client host (ClientSpec "stack": "linux").
   struct ClientHost {
     int index = 0;  // in /platform/clients
     std::unique_ptr<Topology> topo;
     std::unique_ptr<Kernel> kernel;
-    std::vector<std::unique_ptr<RxModel>> models;
-    std::vector<std::string> model_names;
+    HostModels models;
     Kernel::Snapshot at_begin, at_end;
   };
   std::vector<std::unique_ptr<ClientHost>> clients_;
