@@ -8,6 +8,7 @@
 #include "sim/kernel/fair.hpp"
 #include "sim/kernel/kernel.hpp"
 #include "sim/kernel/rt.hpp"
+#include "tests/unit/zero_fields.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -35,24 +36,9 @@ constexpr int kSoftirq = static_cast<int>(CpuClass::kSoftirq);
 constexpr int kKsoftirqd = static_cast<int>(CpuClass::kKsoftirqd);
 constexpr int kIdle = static_cast<int>(CpuClass::kIdle);
 
-/// Sets every field of a parameter table to zero.
-template <class P>
-struct ZeroFields {
-  P& p;
-  template <class M, class... Rest>
-  void operator()(const char*, M P::*field, Rest&&...) {
-    p.*field = M{};
-  }
-};
-
 /// Every cost (and the cost variability, cost_cv) zero, through the parameter table so that new
 /// cost fields are zeroed too.
-CostParams zero_costs() {
-  CostParams c;
-  ZeroFields<CostParams> zero{c};
-  CostParams::fields(zero);
-  return c;
-}
+CostParams zero_costs() { return testing::all_zero<CostParams>(); }
 
 TopologyParams shape(std::int64_t cores, std::int64_t threads = 1) {
   TopologyParams p;

@@ -8,19 +8,10 @@
 #include "sim/params/json_util.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
+#include "tests/unit/zero_fields.hpp"
 
 namespace napisim {
 namespace {
-
-/// Sets every field of a parameter table to zero.
-template <class P>
-struct ZeroFields {
-  P& p;
-  template <class M, class... Rest>
-  void operator()(const char*, M P::*field, Rest&&...) {
-    p.*field = M{};
-  }
-};
 
 TEST(TcpRrServerTest, OneTransactionCostsTwoEpollCtlAndASecondEpollWait) {
   // One flow, one server thread pinned to CPU 1, the NIC's interrupt on CPU 0, an idealised client;
@@ -46,9 +37,7 @@ TEST(TcpRrServerTest, OneTransactionCostsTwoEpollCtlAndASecondEpollWait) {
                                               "pin_cpu": true, "num_transactions": 1}}
   })");
   Scenario s = parse_scenario(doc);
-  CostParams c;
-  ZeroFields<CostParams> zero{c};
-  CostParams::fields(zero);
+  CostParams c = testing::all_zero<CostParams>();
   c.syscall_ns = 100;
   c.epoll_wait_ns = 250;
   c.epoll_event_ns = 40;
