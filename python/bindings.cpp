@@ -1,4 +1,4 @@
-// napisim's private Python module `_napisim`: JSON in, JSON out (style guide habits 11 and 12).
+// napisim's private Python module `_napisim`: JSON in, JSON out.
 //
 // Deliberately narrow: scenarios and results cross the boundary as JSON text, so the Python package
 // (python/napisim/) owns every convenience and no internal class is bound. ConfigError derives from

@@ -1,6 +1,6 @@
 """Running scenarios: napisim.run() and napisim.sweep(), each simulation in its own process.
 
-SimGrid's engine is one per process (style guide habit 11), so no simulation ever runs in the
+SimGrid's engine is one per process (docs/design.md), so no simulation ever runs in the
 caller's process:
 
 * run() hands one point to a fresh `spawn` worker (ProcessPoolExecutor, one task per process);

@@ -1,7 +1,7 @@
 // napisim: the host model's own event queue.
 //
 // Per-packet, per-interrupt and per-scheduling events never go through SimGrid actors or timers
-// (DESIGN.md): they live here and SimGrid drives this queue through the adapter in sim/simgrid/.
+// (docs/design.md): they live here and SimGrid drives this queue through the adapter in sim/simgrid/.
 //  * Order is (time_ns, priority class, sequence number). The class makes same-time kernel
 //    semantics explicit (wire before hardirq before timers before CPU work before control); the
 //    sequence number gives FIFO order within a class. SimGrid's own same-time order is never used.

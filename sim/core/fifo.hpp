@@ -1,5 +1,5 @@
 // napisim: Fifo<T>, a growable ring buffer. Unlike std::deque it never frees or allocates once it
-// has reached the run's high-water mark (DESIGN.md: no heap allocation per event in steady state).
+// has reached the run's high-water mark (docs/design.md: no heap allocation per event in steady state).
 #pragma once
 
 #include <cstddef>

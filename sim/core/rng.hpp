@@ -1,4 +1,4 @@
-// napisim: deterministic randomness (DESIGN.md "Hot-path rules", style guide 2.4).
+// napisim: deterministic randomness (docs/design.md "Hot-path rules").
 //
 // Results must be byte-identical across runs, machines and standard libraries, so everything here is
 // fully specified: the engine is xoshiro256** seeded through splitmix64 (Blackman & Vigna,

@@ -1,6 +1,6 @@
 // napisim: simulated time.
 //
-// Time is int64 nanoseconds everywhere in the host model (DESIGN.md "Hot-path rules"); it is
+// Time is int64 nanoseconds everywhere in the host model (docs/design.md "Hot-path rules"); it is
 // converted to SimGrid's double seconds only in sim/simgrid/. 2^63 ns is 292 years.
 #pragma once
 

@@ -20,7 +20,7 @@
 // A task whose next stretches of work nobody else can observe (a syscall, user work, the next
 // syscall) awaits exec_chain() instead: one segment whose parts keep their classes and the
 // preemption points between them, so the simulator spends one event where the CPU did several
-// things in a row (the hot path of tcp_rr: DESIGN.md's speed goal).
+// things in a row (the hot path of tcp_rr: docs/design.md's speed goal).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// napisim: NAPI core (net/core/dev.c, as of v6.13: DEV-T in shared/reference/kernel-napi.md).
+// napisim: NAPI core (net/core/dev.c, as of v6.13: DEV-T in docs/kernel-napi.md).
 //
 //   napi_schedule_prep()    take SCHED or record MISSED
 //   ____napi_schedule()     threaded: set SCHED_THREADED and wake the kthread; else add to this

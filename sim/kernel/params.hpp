@@ -1,6 +1,6 @@
 // napisim: kernel-wide knobs (sysctls, config options) and CPU cost parameters.
 //
-// Every constant defaults to the kernel's own default (shared/reference/kernel-napi.md); every CPU
+// Every constant defaults to the kernel's own default (docs/kernel-napi.md); every CPU
 // cost is a named parameter in ns with its source or the inference behind it. One default set
 // is meant to reproduce the published directions; nothing is special-cased per scenario.
 #pragma once

@@ -1,4 +1,4 @@
-// napisim: parameter structs declared once (style guide 2.2, habits 2 and 3).
+// napisim: parameter structs declared once.
 //
 // A parameter struct lists its fields once, in a static fields(v) template. Every tool below is a visitor walked
 // over that list, so names, units, docs, ranges and defaults cannot drift apart:

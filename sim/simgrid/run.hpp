@@ -1,7 +1,7 @@
 // napisim: running a scenario through SimGrid's engine — the only way users run simulations.
 //
 // SimGrid's s4u::Engine is a process-wide singleton whose clock carries over between engines
-// (style-guide 1.1), so run_scenario() may be called once per process; the CLI runs one scenario
+// (docs/design.md), so run_scenario() may be called once per process; the CLI runs one scenario
 // per process and the Python package runs each in a fresh worker process.
 #pragma once
 

@@ -1,4 +1,4 @@
-// napisim: neper tcp_rr (google/neper rr.c, thread.c @ ea5890f; shared/reference/validation-targets.md 4.1).
+// napisim: neper tcp_rr (google/neper rr.c, thread.c @ ea5890f; docs/validation-targets.md 4.1).
 //
 // Server: -T threads, each with its own epoll loop; the -F flows are spread over them as
 // SO_REUSEPORT does (reciprocal_scale of inet_ehashfn(), workload.hpp). A thread reads a request (-Q bytes) with

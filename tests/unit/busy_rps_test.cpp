@@ -1,7 +1,7 @@
 // Defining behaviour of the busy-polling family (epoll_busy_poll, threaded_busy_poll,
 // irq_suspend, epoll_event_poll / the userspace busy loop) and of RPS/RFS (rps_rfs, with Kirill
 // Tkhai's idle_sibling knob), each on a tiny tcp_rr scenario run on the host model alone
-// (Simulation, no SimGrid). Expectations come from shared/reference/kernel-napi.md 3.3-3.4, 6, 7
+// (Simulation, no SimGrid). Expectations come from docs/kernel-napi.md 3.3-3.4, 6, 7
 // and validation-targets.md 3; numbers quoted in comments are what the simulator produced when
 // the test was written, the assertions keep a wide margin around them. BUSY_RPS_DUMP=1 in the
 // environment prints each run's summary and per-CPU figures.

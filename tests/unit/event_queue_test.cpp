@@ -1,5 +1,5 @@
 // The host model's event queue (sim/core/event_queue.hpp): the (time, class, seq) order, cancellable
-// timers by generation counter, and no allocation per event in steady state (DESIGN.md "Hot-path rules").
+// timers by generation counter, and no allocation per event in steady state (docs/design.md "Hot-path rules").
 #include <algorithm>
 #include <atomic>
 #include <cstdint>

@@ -2,7 +2,7 @@
 //
 // Each test drives a Kernel directly on a HostModel (no SimGrid): CPU costs are zero except the
 // ones under test, which are round numbers, so every expected time below is exact and derived in
-// the comments from the kernel rules in shared/reference/kernel-napi.md (sections 2 and 9).
+// the comments from the kernel rules in docs/kernel-napi.md (sections 2 and 9).
 // Conventions: HZ = 1000 (tick 1 ms), ctx_switch_ns = 0, ipi_latency_ns = 1000 where an IPI
 // matters. EEVDF base slice = base_slice_ns * (1 + ilog2(nr_cpus)).
 #include "sim/kernel/fair.hpp"

@@ -2,7 +2,7 @@
 //
 // Each test drives a Kernel directly on a HostModel (no SimGrid), with zero CPU costs except round
 // ones under test, so counts and times below are exact and derived in the comments from
-// shared/reference/kernel-napi.md (2.5 deferral, 4.1 threaded NAPI, 5.1 workqueue NAPI, 5.2
+// docs/kernel-napi.md (2.5 deferral, 4.1 threaded NAPI, 5.1 workqueue NAPI, 5.2
 // TAPI). The run-time switch test runs a whole Scenario through Simulation (tcp_rr).
 #include <cstdint>
 #include <functional>
