@@ -187,6 +187,30 @@ bool Kernel::ep_poll_wait_again(Task& t) {
   return true;
 }
 
+Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed) {
+  // ep_poll() with timeout 0 (fs/eventpoll.c v6.6): timed_out = 1, ep_events_available() false,
+  // return 0. The empty calls change nothing, so their run is one spin; the call in progress when
+  // the ready list fills runs to its end, where it reads the list, and returns the events.
+  const Nanos call = ep_poll_entry_ns();
+  for (;;) {
+    const Nanos from = now();
+    co_await spin_until(t, nullptr, &ep, kNever, CpuClass::kSystem);
+    if (!ep.ready.empty()) {
+      const Nanos into = call > 0 ? (now() - from) % call : 0;
+      if (into > 0) co_await exec(task_ctx(t, CpuClass::kSystem), call - into);
+      break;
+    }
+    co_await cond_resched(t);
+  }
+  const Nanos cost = ep_send_events(t, ep, maxevents, out);
+  if (owed) {
+    *owed = cost;
+  } else {
+    co_await exec(task_ctx(t, CpuClass::kSystem), cost);
+  }
+  co_return static_cast<int>(out.size());
+}
+
 Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed) {
   // The syscall entry and ep_poll(); when events are already queued it finds them at once and the
   // entry and the transfer are one stretch of system time (the ready list read as the call starts).

@@ -325,12 +325,8 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   Kernel& k = *k_;
   for (;;) {
-    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
-    if (n == 0) {  // the event loop spinning on epoll_wait(timeout 0): wait for the ready list
-      co_await k.spin_until(t, nullptr, &ep, kNever, CpuClass::kUser);
-      co_await k.cond_resched(t);
-      continue;
-    }
+    int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
+    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(s.id)])];

@@ -184,7 +184,9 @@ struct MutilateParams {
     v("maxevents", &MutilateParams::maxevents, "events", "epoll_wait maxevents of each worker", Range{1, 1e6});
     v("read_buffer", &MutilateParams::read_buffer, "bytes", "Bytes a worker reads per read() call", Range{64, 1e9});
     v("epoll_timeout", &MutilateParams::epoll_timeout, "ms",
-      "epoll_wait timeout: -1 blocks; 0 is an event loop spinning on epoll_wait", Range{-1, 0});
+      "epoll_wait timeout: -1 blocks; 0 is an event loop spinning on epoll_wait (each empty call costing "
+      "syscall_ns + epoll_wait_ns)",
+      Range{-1, 0});
     v("event_ns", &MutilateParams::event_ns, "ns", "Worker user-space work per ready connection (libevent + drive_machine)",
       Range{0, 1e9});
     v("get_ns", &MutilateParams::get_ns, "ns", "Worker user-space work per get (process_get_command)", Range{0, 1e9});

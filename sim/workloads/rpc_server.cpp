@@ -123,7 +123,8 @@ Proc<void> RpcServer::worker(Worker& w) {
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   for (;;) {
-    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
+    int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
+    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];

@@ -47,6 +47,7 @@ struct RpcServerParams {
   std::int64_t server_nice = 0;
   std::int64_t buffer_size = 65536;
   std::int64_t maxevents = 1000;
+  std::int64_t epoll_timeout = -1;  // -1 blocks; 0: the worker's own busy loop on epoll_wait
   std::string flow_steering = "reuseport";
   Json service_ns = Json{{"type", "exponential"}, {"mean", 10000}};
   double block_probability = 0.0;
@@ -66,6 +67,10 @@ struct RpcServerParams {
     v("server_nice", &RpcServerParams::server_nice, "", "Nice value of the workers", Range{-20, 19});
     v("buffer_size", &RpcServerParams::buffer_size, "bytes", "Max bytes per send()/recv() call", Range{1, 1e9});
     v("maxevents", &RpcServerParams::maxevents, "events", "epoll_wait maxevents", Range{1, 1e6});
+    v("epoll_timeout", &RpcServerParams::epoll_timeout, "ms",
+      "Workers' epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (epoll_wait(0) until it returns "
+      "events, each empty call costing syscall_ns + epoll_wait_ns)",
+      Range{-1, 0});
     v("flow_steering", &RpcServerParams::flow_steering, "",
       "Flow to worker: reuseport (SO_REUSEPORT hash) or rx_queue (worker = RX queue mod workers)",
       Choices{"reuseport", "rx_queue"});

@@ -107,7 +107,9 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   for (;;) {
-    const int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events);
+    int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events,
+                                   static_cast<int>(p_.client_epoll_timeout));
+    if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow* f = &flows_[static_cast<std::size_t>(csock_to_sock_[static_cast<std::size_t>(host)][static_cast<std::size_t>(cs.id)])];
@@ -186,16 +188,9 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
   for (;;) {
     // The events' transfer (ep_send_events) is charged with the first handler's chain.
     Nanos epoll_ns = 0;
-    const int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
-                                        &epoll_ns);
-    if (n == 0) {
-      // Userspace busy loop (timeout 0): keep calling epoll_wait; spinning until the ready list
-      // fills is the same as the empty calls, without simulating each one. User code is
-      // preemptible: yield if the scheduler asks.
-      co_await k.spin_until(t, nullptr, &ep, kNever, CpuClass::kUser);
-      co_await k.cond_resched(t);
-      continue;
-    }
+    int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
+                                  &epoll_ns);
+    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];

@@ -39,7 +39,8 @@ struct TcpRrParams {
   std::int64_t client_tx_ns = 3000;  // client stack: send() to wire
   std::int64_t client_rx_ns = 3000;  // client stack: wire to recv() return
   std::int64_t rto_ns = 200000000;   // TCP_RTO_MIN
-  std::int64_t epoll_timeout = -1;   // -1: block in epoll_wait; 0: the application's own busy loop
+  std::int64_t epoll_timeout = -1;   // server: -1 blocks in epoll_wait; 0: the application's own busy loop
+  std::int64_t client_epoll_timeout = -1;  // the same for the client threads (Linux client host)
   std::int64_t server_user_ns = 200; // neper's user-space work per handled event
   std::int64_t client_user_ns = 200; // the client's per response: two clock_gettime, histogram, state
   std::string client_cpus = "";      // taskset for the client threads (Linux client host)
@@ -73,7 +74,11 @@ struct TcpRrParams {
       Range{0, 1e9});
     v("rto_ns", &TcpRrParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
     v("epoll_timeout", &TcpRrParams::epoll_timeout, "ms",
-      "epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application spins calling epoll_wait)",
+      "Server threads' epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application calls "
+      "epoll_wait(0) until it returns events, each empty call costing syscall_ns + epoll_wait_ns)",
+      Range{-1, 0});
+    v("client_epoll_timeout", &TcpRrParams::client_epoll_timeout, "ms",
+      "Client threads' epoll_wait timeout on each Linux client host: -1 blocks; 0 is a userspace busy loop",
       Range{-1, 0});
     v("server_user_ns", &TcpRrParams::server_user_ns, "ns", "Server user-space work per handled event",
       Range{0, 1e9});

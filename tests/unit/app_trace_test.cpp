@@ -184,6 +184,43 @@ TEST(AppTest, BlockingOffCpuReleasesTheCpu) {
   EXPECT_GT(one.summary()["app"]["requests_blocked"].get<double>(), 400);
 }
 
+// ---- the workers' own busy loop ----
+
+TEST(AppTest, UserspaceBusyLoopPaysForTheEmptyEpollWaitCalls) {
+  // Costs zero but syscall entries (100 ns for epoll_wait, recv and send) and ep_poll (250 ns):
+  // 1000 requests/s on one CPU, 10 us of service each, rarely one behind another. Blocking: the
+  // epoll_wait() entry runs before the worker sleeps and the wakeup costs nothing, so a request
+  // takes recv 100 + service 10000 + send 100. Busy loop (epoll_wait(0)): each empty call is 350
+  // ns and reads the ready list at its end, so a request waits for the end of the call in
+  // progress: uniform over 0..350 ns, 175 on average. The worker is never woken, its CPU never
+  // idle, and the spin is system time.
+  auto doc = [](int timeout) {
+    Json d = zero_cost_scenario({{"type", "app"},
+                                 {"params",
+                                  {{"load", "open"},
+                                   {"rate_rps", 1000},
+                                   {"num_flows", 1},
+                                   {"num_threads", 1},
+                                   {"epoll_timeout", timeout},
+                                   {"service_ns", 10000}}}});
+    d["costs"]["syscall_ns"] = 100;
+    d["costs"]["epoll_wait_ns"] = 250;
+    d["duration_s"] = 4.0;
+    return d;
+  };
+  const SimRun block = run(doc(-1)), spin = run(doc(0));
+  EXPECT_NEAR(block.lat("min"), 10200, 30);
+  EXPECT_NEAR(spin.lat("mean") - block.lat("mean"), 175, 12);
+  EXPECT_NEAR(spin.summary()["cpu"]["busy_pct"].get<double>(), 100, 0.1);
+  EXPECT_NEAR(spin.summary()["cpu"]["by_class_pct"]["system"].get<double>(), 99, 1);
+  EXPECT_LT(block.summary()["cpu"]["busy_pct"].get<double>(), 2);
+  for (const auto& t : spin.sim->kernel().tasks()) {
+    if (t->kind == TaskKind::kUser) {
+      EXPECT_EQ(t->wakeups, 0u) << t->name;
+    }
+  }
+}
+
 // ---- trace replay ----
 
 TEST(TraceTest, ReplaysArrivalTimesExactlyScaled) {

@@ -29,6 +29,7 @@ struct TwoHostRun {
   Json result;
   std::vector<std::string> client_tasks;  // the client kernel's user tasks, by name
   std::vector<int> flows_per_thread;
+  std::uint64_t client_wakeups = 0;  // of the client's user tasks
 };
 
 TwoHostRun run_two_hosts(const std::vector<std::string>& sets) {
@@ -45,7 +46,10 @@ TwoHostRun run_two_hosts(const std::vector<std::string>& sets) {
   EXPECT_NE(ck, nullptr);
   if (ck) {
     for (const auto& t : ck->tasks())
-      if (t->kind == TaskKind::kUser) out.client_tasks.push_back(t->name);
+      if (t->kind == TaskKind::kUser) {
+        out.client_tasks.push_back(t->name);
+        out.client_wakeups += t->wakeups;
+      }
     // The client sockets are created in flow order (ids 0..9): which thread's epoll watches each.
     out.flows_per_thread.assign(out.client_tasks.size(), 0);
     for (int sock = 0; sock < 10; ++sock)
@@ -101,6 +105,19 @@ TEST(TwoHostTest, TheClientHostRunsItsOwnReceivePathModel) {
   EXPECT_EQ(c["softirq"].get<double>() + c["ksoftirqd"].get<double>(), 0.0);
   EXPECT_GT(s["softirq"].get<double>() + s["ksoftirqd"].get<double>(), 0.0);
   EXPECT_EQ(s["kthread"].get<double>(), 0.0);
+}
+
+TEST(TwoHostTest, TheClientThreadsCanBusyLoopOnEpollWait) {
+  // client_epoll_timeout 0: neper's client threads call epoll_wait(0) until events come instead of
+  // sleeping in it; they are never woken, and the empty calls are system time on the client.
+  const TwoHostRun block = run_two_hosts({}), spin = run_two_hosts({"workload.params.client_epoll_timeout=0"});
+  EXPECT_GT(block.client_wakeups, 100u);
+  EXPECT_EQ(spin.client_wakeups, 0u);
+  const auto sys = [](const TwoHostRun& r) {
+    return r.result["clients"]["client0"]["cpu"]["by_class_pct"]["system"].get<double>();
+  };
+  EXPECT_GT(sys(spin), 2 * sys(block));
+  EXPECT_GT(spin.result["summary"]["transactions"].get<std::int64_t>(), 0);
 }
 
 TEST(TwoHostTest, ChrtOfTheServerAndClientThreads) {
