@@ -53,6 +53,13 @@ std::string validate_json(const std::string& scenario, const std::vector<std::st
   return napisim::validate_scenario(parse_doc(scenario), make_options(sets, seed, base_dir)).dump();
 }
 
+std::string scenario_sha256(const std::string& scenario, const std::vector<std::string>& sets,
+                            std::optional<std::int64_t> seed, const std::string& base_dir) {
+  std::string sha;
+  (void)napisim::validate_scenario(parse_doc(scenario), make_options(sets, seed, base_dir), &sha);
+  return sha;
+}
+
 std::string describe(const std::string& name) {
   const napisim::ModelInfo& m = napisim::builtin_models().get(name, "model");
   const std::vector<napisim::FieldInfo> rows = m.describe();
@@ -91,6 +98,10 @@ PYBIND11_MODULE(_napisim, m) {
   m.def("validate_json", &validate_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
         py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
         "Validate a scenario (JSON text) with overrides; return it with every default resolved (JSON text).");
+  m.def("scenario_sha256", &scenario_sha256, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
+        py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
+        "Validate a scenario (JSON text) with overrides; return its fingerprint (results' scenario_sha256: the files "
+        "it names by content, not path).");
   m.def(
       "schema_json", [] { return napisim::scenario_schema().dump(); }, "JSON Schema of a scenario (JSON text).");
   m.def(
@@ -100,6 +111,7 @@ PYBIND11_MODULE(_napisim, m) {
   m.def("describe", &describe, py::arg("name"),
         "A model's parameters as JSON text: name, summary, params[], schema, text (the CLI's table).");
   m.attr("MAX_JSON_NESTING") = napisim::kMaxJsonNesting;
+  m.attr("MAX_JSON_FILE_BYTES") = napisim::kMaxJsonFileBytes;
   m.def("build_info", [] {
     py::dict d;
     d["napisim_version"] = NAPISIM_VERSION;

@@ -94,9 +94,13 @@ def load_scenario(scenario: ScenarioLike = "quickstart", base_dir: Optional[str]
     f = _find_scenario_file(os.fspath(scenario))
     if f is None:
         return json.loads(_napisim.default_scenario_json()), str(Path(base_dir or os.getcwd()).resolve())
+    limit = _napisim.MAX_JSON_FILE_BYTES  # read no more than the native loader would (/dev/zero never ends)
+    with open(f, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"/: scenario file '{f}' is larger than the limit of {limit >> 20} MiB ({limit} bytes)")
     try:
-        with open(f, encoding="utf-8") as fh:
-            text = fh.read()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"/: {f}: not valid JSON: {e}") from None
     try:

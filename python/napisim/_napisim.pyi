@@ -13,6 +13,12 @@ def validate_json(
 ) -> str:
     """Validate a scenario with overrides and return it with every default resolved."""
 
+def scenario_sha256(
+    scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ...
+) -> str:
+    """Validate a scenario with overrides and return its fingerprint: results' scenario_sha256, which
+    hashes the files the scenario names (trace, platform XML) by content, not by path."""
+
 def schema_json() -> str:
     """JSON Schema (draft 2020-12) of a scenario document."""
 
@@ -31,3 +37,6 @@ def build_info() -> dict[str, str]:
 
 MAX_JSON_NESTING: int
 """Deepest object/array nesting a scenario may have (kMaxJsonNesting in sim/params/json_util.hpp)."""
+
+MAX_JSON_FILE_BYTES: int
+"""Largest scenario file (or included file) read (kMaxJsonFileBytes in sim/params/json_util.hpp)."""

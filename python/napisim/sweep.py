@@ -13,8 +13,8 @@ caller's process:
 The worker functions live here, in an importable module, because spawn pickles functions by name:
 a function defined in a notebook cell cannot be sent to a worker.
 
-Sweep results are cached as JSON files named by the SHA-256 of (native build id, resolved scenario),
-written atomically as each point finishes, so an interrupted sweep resumes with only the missing
+Sweep results are cached as JSON files named by the SHA-256 of (native build id, scenario fingerprint:
+the resolved scenario with the files it names by content, not by path), written atomically as each point finishes, so an interrupted sweep resumes with only the missing
 points.
 """
 
@@ -172,9 +172,11 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "napisim"
 
 
-def cache_key(resolved_json: str, build: Optional[str] = None) -> str:
-    """SHA-256 of the native build id and the resolved scenario (every default spelled out)."""
-    return hashlib.sha256(((build or _core.build_id()) + "\n" + resolved_json).encode()).hexdigest()
+def cache_key(scenario_sha256: str, build: Optional[str] = None) -> str:
+    """SHA-256 of the native build id and the scenario's fingerprint (results' scenario_sha256: every
+    default spelled out, and the files it names by content, so that a copy elsewhere hits the same key
+    and an edited trace does not)."""
+    return hashlib.sha256(((build or _core.build_id()) + "\n" + scenario_sha256).encode()).hexdigest()
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -331,11 +333,11 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
                     if len(loaded) > 1:
                         where = f"{json.loads(doc_text).get('name', '?')}: {where}"
                     try:
-                        resolved = _napisim.validate_json(doc_text, sets, seed, bdir)
+                        fingerprint = _napisim.scenario_sha256(doc_text, sets, seed, bdir)
                     except ValueError as e:
                         raise ValueError(f"{e} (sweep point {where})") from None
                     points.append({"columns": cols, "seed": seed, "where": where,
-                                   "key": cache_key(resolved, build),
+                                   "key": cache_key(fingerprint, build),
                                    "request": {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}})
 
     if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):

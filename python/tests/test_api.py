@@ -289,3 +289,18 @@ def test_duplicate_key_in_a_scenario_file_is_value_error_naming_it(tmp_path):
 def test_a_scenario_of_the_wrong_type_is_value_error():
     with pytest.raises(ValueError, match=r"^/: scenario must be a dict, a path or a scenario name, not int"):
         napisim.validate(5)
+
+
+def test_a_scenario_file_over_the_size_limit_is_value_error(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_bytes(b"{}" + b" " * (napisim._napisim.MAX_JSON_FILE_BYTES - 1))
+    with pytest.raises(ValueError, match=r"^/: scenario file '.*big\.json' is larger than the limit of 8 MiB"):
+        napisim.validate(str(path))
+
+
+def test_a_null_scenario_file_is_value_error_with_or_without_overrides(tmp_path):
+    path = tmp_path / "null.json"
+    path.write_text("null")
+    for overrides in ({}, {"seed": 3}):
+        with pytest.raises(ValueError, match=r"^/: expected a scenario object, got null"):
+            napisim.validate(str(path), **overrides)

@@ -226,3 +226,19 @@ def test_a_cache_dir_that_is_a_file_is_value_error(tmp_path):
 def test_workers_must_be_a_positive_integer(tmp_path, workers):
     with pytest.raises(ValueError, match=r"^sweep: workers must be a positive integer \(or None"):
         small_sweep(tmp_path, workers=workers)
+
+
+def test_cache_key_follows_the_trace_content_not_its_location(tmp_path):
+    trace = "timestamp,flow\n0,1\n0.0001,2\n"
+    scenario = '{"warmup_s": 0, "duration_s": 0.002, "workload": {"type": "trace", "params": {"file": "t.csv"}}}'
+    keys = []
+    for d in ("a", "b/c", "d"):
+        (tmp_path / d).mkdir(parents=True)
+        (tmp_path / d / "t.csv").write_text(trace if d != "d" else trace + "0.0002,1\n")
+        (tmp_path / d / "s.json").write_text(scenario)
+        df = napisim.sweep(str(tmp_path / d / "s.json"), seeds=[1], workers=1, cache_dir=tmp_path / "cache",
+                           progress=False)
+        keys.append(df["key"][0])
+    assert keys[0] == keys[1], "a copy of the scenario and its trace elsewhere misses the cache"
+    assert keys[2] != keys[0], "another trace hits the old trace's cache entry"
+

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -49,6 +50,17 @@ std::string format_result(const Json& r, const std::string& format) {
   if (format == "netperf-omni-csv") return out::format_netperf(r, "omni-csv");
   if (format == "netperf-omni-keyval") return out::format_netperf(r, "omni-keyval");
   throw napisim::ConfigError("--format", "unknown format \"" + format + "\"");
+}
+
+// A seed as --seed and --seeds take it: an integer in the scenario's /seed range, never ignored.
+std::int64_t parse_seed(const std::string& text, const std::string& option) {
+  std::int64_t v = -1;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || v < 0 || v > napisim::kMaxSeed)
+    throw napisim::ConfigError(
+        option, "expected an integer in [0, " + std::to_string(napisim::kMaxSeed) + "], got '" + text + "'");
+  return v;
 }
 
 // Output paths are checked before the work that fills them (a run, a fit), so that a bad path is
@@ -116,12 +128,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string file, format = "text", out_dir, model;
   std::vector<std::string> sets;
-  std::int64_t seed = -1;
+  std::string seed;  // checked by parse_seed(), which says what it expected
 
   auto* run = app.add_subcommand("run", "Run a scenario (default: the embedded quickstart scenario)");
   run->add_option("file", file, "Scenario JSON file, or \"quickstart\"");
   run->add_option("--set", sets, "Override a value: path=value (a JSON pointer such as /nics/0/queues, or a dotted path such as nics[0].queues); repeatable");
-  run->add_option("--seed", seed, "Random seed (overrides the scenario's)");
+  auto* seed_opt = run->add_option("--seed", seed, "Random seed, an integer >= 0 (overrides the scenario's)");
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
   run->add_option("--format", format,
                   "Output on stdout: text (the workload's tool: neper key=value, netperf or mutilate), neper, json, "
@@ -163,8 +175,10 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (run->parsed()) return cmd_run(file, sets, seed >= 0 ? std::optional<std::int64_t>(seed) : std::nullopt,
-                                      out_dir, format);
+    if (run->parsed())
+      return cmd_run(file, sets,
+                     seed_opt->count() > 0 ? std::optional<std::int64_t>(parse_seed(seed, "--seed")) : std::nullopt,
+                     out_dir, format);
     if (validate->parsed()) {
       napisim::RunOptions opt;
       opt.sets = sets;
@@ -178,13 +192,8 @@ int main(int argc, char** argv) {
       if (!cal.out.empty()) check_output_file(cal.out, "--out");
       if (!cal.report.empty()) check_output_file(cal.report, "--report");
       std::stringstream ss(cal_seeds);
-      for (std::string tok; std::getline(ss, tok, ',');) {
-        try {
-          cal.seeds.push_back(std::stoll(tok));
-        } catch (const std::exception&) {
-          throw napisim::ConfigError("--seeds", "expected comma-separated integers, got '" + cal_seeds + "'");
-        }
-      }
+      for (std::string tok; std::getline(ss, tok, ',');)
+        cal.seeds.push_back(parse_seed(tok, "--seeds"));
       const napisim::Json report = napisim::calibrate::run_calibration(cal);
       (void)report;
       return 0;

@@ -21,8 +21,9 @@
 // The default of a field is its member initializer. Member types: bool, integral types, double, std::string, a
 // nested struct with its own fields(), std::vector of any of those, std::optional of a scalar, and Json (passed
 // through unvalidated, for sections another component checks). Range (inclusive) applies to numbers, Choices to
-// strings; both also apply to the elements of vectors and to optionals. A struct may reuse a base struct's list by
-// calling Base::fields(v) inside its own.
+// strings; both also apply to the elements of vectors and to optionals. A vector holds at most kMaxArrayItems
+// elements, or the MaxItems given after the other constraint (checked before any element). A struct may reuse a
+// base struct's list by calling Base::fields(v) inside its own.
 //
 // Parsing rules: a missing key keeps the current value (defaults, or an earlier layer with parse_into); null means
 // nullopt for an optional, "no overrides" for a nested struct and null for Json, and is a type error elsewhere. An
@@ -63,6 +64,11 @@ struct Choices {
   std::vector<std::string> values;
 
   Choices(std::initializer_list<std::string_view> allowed) : values(allowed.begin(), allowed.end()) {}
+};
+
+/// The most elements of an array field (default kMaxArrayItems), e.g. v("nics", ..., MaxItems{kMaxNics}).
+struct MaxItems {
+  std::size_t n = kMaxArrayItems;
 };
 
 /// One row of `napisim describe`. Fields of nested structs appear after their parent as "parent.child", fields of
@@ -145,6 +151,7 @@ consteval bool is_supported_field() {
 struct Constraint {
   const Range* range = nullptr;
   const Choices* choices = nullptr;
+  std::size_t max_items = kMaxArrayItems;  // of a vector
 
   double lo() const { return range ? range->lo : -std::numeric_limits<double>::infinity(); }
   double hi() const { return range ? range->hi : std::numeric_limits<double>::infinity(); }
@@ -181,6 +188,22 @@ public:
     using E = typename Element<M>::type;
     static_assert(std::is_same_v<E, std::string>, "napisim params: Choices applies to string fields");
     static_cast<Derived&>(*this).field(name, member, unit, doc, Constraint{nullptr, &choices});
+  }
+
+  template <class C, class M>
+  void operator()(std::string_view name, M C::*member, std::string_view unit, std::string_view doc,
+                  const MaxItems& items) {
+    static_assert(is_supported_field<M>() && kIsVector<M>, "napisim params: MaxItems applies to array fields");
+    static_cast<Derived&>(*this).field(name, member, unit, doc, Constraint{nullptr, nullptr, items.n});
+  }
+
+  template <class C, class M>
+  void operator()(std::string_view name, M C::*member, std::string_view unit, std::string_view doc, const Range& range,
+                  const MaxItems& items) {
+    static_assert(is_supported_field<M>() && kIsVector<M>, "napisim params: MaxItems applies to array fields");
+    using E = typename Element<M>::type;
+    static_assert(kIsInteger<E> || std::is_floating_point_v<E>, "napisim params: Range applies to numeric fields");
+    static_cast<Derived&>(*this).field(name, member, unit, doc, Constraint{&range, nullptr, items.n});
   }
 };
 
@@ -242,6 +265,9 @@ void parse_value(T& out, const Json& j, const std::string& path, const Constrain
   } else if constexpr (kIsVector<T>) {
     if (!j.is_array())
       throw_type_error(path, "array", false, j);
+    if (j.size() > c.max_items)  // before the elements: their checks may cost more than the parse
+      throw ConfigError(path, "expected an array of at most " + std::to_string(c.max_items) + " elements, got " +
+                                  std::to_string(j.size()));
     T elems;  // assigned only once every element parsed
     elems.reserve(j.size());
     for (std::size_t i = 0; i < j.size(); ++i) {
@@ -393,9 +419,9 @@ Json type_schema(const T& defaults, const Constraint& c) {
   } else if constexpr (kIsVector<T>) {
     using E = typename T::value_type;
     if constexpr (ParamStruct<E>) {
-      return Json{{"type", "array"}, {"items", object_schema(E{})}};
+      return Json{{"type", "array"}, {"items", object_schema(E{})}, {"maxItems", c.max_items}};
     } else {
-      return Json{{"type", "array"}, {"items", scalar_schema<E>(c, false)}};
+      return Json{{"type", "array"}, {"items", scalar_schema<E>(c, false)}, {"maxItems", c.max_items}};
     }
   } else {
     return object_schema(defaults);
@@ -465,7 +491,12 @@ std::string type_name() {
   }
 }
 
-inline std::string constraint_text(const Constraint& c) {
+template <class T>
+std::string constraint_text(const Constraint& c) {
+  if constexpr (kIsVector<T>) {
+    const std::string items = "at most " + std::to_string(c.max_items) + " items";
+    return c.range ? bounds_text(c.range->lo, c.range->hi) + ", " + items : items;
+  }
   if (c.range)
     return bounds_text(c.range->lo, c.range->hi);
   if (c.choices) {
@@ -493,7 +524,7 @@ public:
     const M& def = defaults_.*member;
     const std::string full = prefix_ + std::string(name);
     rows_.push_back(
-        FieldInfo{full, type_name<M>(), std::string(unit), std::string(doc), value_to_json(def), constraint_text(c)});
+        FieldInfo{full, type_name<M>(), std::string(unit), std::string(doc), value_to_json(def), constraint_text<M>(c)});
     if constexpr (ParamStruct<M>) {
       describe_object(def, full + ".", rows_);
     } else if constexpr (kIsVector<M>) {

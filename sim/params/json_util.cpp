@@ -24,39 +24,58 @@ constexpr std::size_t kMaxQuotedChars = 40;  // strings quoted in messages are c
 
 // ---- parsing with duplicate-key detection ----
 
-// Follows nlohmann's parser callback events to know the JSON pointer of every key, and records the first key
-// repeated inside one object.
-class DuplicateKeyFinder {
+// Builds the document with nlohmann's plain DOM builder and follows the events to know the JSON pointer of every
+// value: to bound the nesting, to record the first key repeated inside one object and to say where a number
+// overflows. (nlohmann's callback parser, used before, scans the enclosing array for discarded values after
+// every object it ends: quadratic in a long array of objects, an hour for a million `changes`.)
+class StrictSax {
 public:
-  void on_event(Json::parse_event_t event, const Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        enter_child();
-        if (frames_.size() >= kMaxJsonNesting)
-          throw ConfigError(pointer(), "nesting deeper than " + std::to_string(kMaxJsonNesting) +
-                                           " levels (a scenario needs a handful)");
-        frames_.push_back(Frame{event == Json::parse_event_t::array_start, 0, {}, {}});
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        frames_.pop_back();
-        if (!frames_.empty())
-          tokens_.pop_back();
-        break;
-      case Json::parse_event_t::key: {
-        Frame& f = frames_.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second && !duplicate_)
-          duplicate_ = pointer_to(f.key);
-        break;
-      }
-      case Json::parse_event_t::value:
-        if (!frames_.empty() && frames_.back().is_array)
-          ++frames_.back().next_index;
-        break;
-    }
+  explicit StrictSax(Json& doc) : dom_(doc, /*allow_exceptions=*/false) {}
+
+  bool null() { return scalar(dom_.null()); }
+  bool boolean(bool v) { return scalar(dom_.boolean(v)); }
+  bool number_integer(Json::number_integer_t v) { return scalar(dom_.number_integer(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return scalar(dom_.number_unsigned(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t& text) { return scalar(dom_.number_float(v, text)); }
+  bool string(Json::string_t& v) { return scalar(dom_.string(v)); }
+  bool binary(Json::binary_t& v) { return scalar(dom_.binary(v)); }
+  bool start_object(std::size_t n) {
+    enter(false);
+    return dom_.start_object(n);
   }
+  bool key(Json::string_t& k) {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second && !duplicate_)
+      duplicate_ = pointer_to(k);
+    return dom_.key(k);
+  }
+  bool end_object() {
+    leave();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    enter(true);
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    leave();
+    return dom_.end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    error_ = Error{position, token, e.id, e.what(), value_pointer()};
+    return false;
+  }
+
+  struct Error {
+    std::size_t position;  // bytes read when the error was found
+    std::string token;
+    int id;  // nlohmann's exception id: 406 is a number beyond a double's range
+    std::string what;
+    std::string pointer;  // of the value being read
+  };
+  const std::optional<Error>& error() const { return error_; }
   const std::optional<std::string>& duplicate() const { return duplicate_; }
 
 private:
@@ -67,15 +86,31 @@ private:
     std::set<std::string> keys;
   };
 
-  // A container starts: remember its token inside the parent (none for the document itself).
-  void enter_child() {
-    if (frames_.empty())
-      return;
-    Frame& parent = frames_.back();
-    tokens_.push_back(parent.is_array ? std::to_string(parent.next_index++) : parent.key);
+  bool scalar(bool ok) {
+    if (!frames_.empty() && frames_.back().is_array)
+      ++frames_.back().next_index;
+    return ok;
   }
 
-  // The JSON pointer of the current container ("" for the document), and of one of its members.
+  // A container starts: remember its token inside the parent (none for the document itself).
+  void enter(bool is_array) {
+    if (!frames_.empty()) {
+      Frame& parent = frames_.back();
+      tokens_.push_back(parent.is_array ? std::to_string(parent.next_index++) : parent.key);
+    }
+    if (frames_.size() >= kMaxJsonNesting)
+      throw ConfigError(pointer(), "nesting deeper than " + std::to_string(kMaxJsonNesting) +
+                                       " levels (a scenario needs a handful)");
+    frames_.push_back(Frame{is_array, 0, {}, {}});
+  }
+  void leave() {
+    frames_.pop_back();
+    if (!frames_.empty())
+      tokens_.pop_back();
+  }
+
+  // The JSON pointer of the current container ("" for the document), of one of its members, and of the value
+  // being read.
   std::string path() const {
     std::string p;
     for (const auto& t : tokens_)
@@ -84,11 +119,28 @@ private:
   }
   std::string pointer() const { return tokens_.empty() ? "/" : path(); }
   std::string pointer_to(const std::string& key) const { return json_pointer_append(path(), key); }
+  std::string value_pointer() const {
+    if (frames_.empty())
+      return "/";
+    const Frame& f = frames_.back();
+    return f.is_array ? json_pointer_append(path(), f.next_index) : pointer_to(f.key);
+  }
 
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
   std::vector<Frame> frames_;
   std::vector<std::string> tokens_;
   std::optional<std::string> duplicate_;
+  std::optional<Error> error_;
 };
+
+// "line L, column C" of byte `offset` of `text` (both from 1).
+std::string line_column(std::string_view text, std::size_t offset) {
+  const std::string_view before = text.substr(0, offset);
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+  const std::size_t newline = before.rfind('\n');
+  const std::size_t column = newline == std::string_view::npos ? before.size() + 1 : before.size() - newline;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
 
 // "[json.exception.parse_error.101] parse error at line 3, column 1: syntax error ..." ->
 // "invalid JSON at line 3, column 1: syntax error ...".
@@ -259,38 +311,62 @@ std::string integer_expectation(double lo, double hi, const std::string& type_lo
 // ---- public helpers ----
 
 Json parse_json_text(std::string_view text, const std::string& source_name) {
-  DuplicateKeyFinder finder;
   Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end(), [&finder](int, Json::parse_event_t event, Json& parsed) {
-      finder.on_event(event, parsed);
-      return true;
-    });
-  } catch (const Json::parse_error& e) {
-    throw ConfigError("/", source_name + ": " + describe_parse_error(e.what()));
-  } catch (const Json::out_of_range& e) {
-    // A number literal beyond double's range ("number overflow parsing '1e400'") is bad input too.
-    throw ConfigError("/", source_name + ": " + describe_parse_error(e.what()));
+  StrictSax sax(doc);
+  if (!Json::sax_parse(text.begin(), text.end(), &sax)) {
+    const StrictSax::Error& e = *sax.error();
+    if (e.id != 406)
+      throw ConfigError("/", source_name + ": " + describe_parse_error(e.what));
+    // A number literal beyond double's range: nlohmann's message has no position, only the byte offset after it.
+    const std::size_t start = e.position >= e.token.size() ? e.position - e.token.size() : 0;
+    throw ConfigError(e.pointer, source_name + ": invalid JSON at " + line_column(text, start) + ": number overflow "
+                                     "parsing '" + e.token + "' (beyond the range of a double)");
   }
-  if (finder.duplicate())
-    throw ConfigError(*finder.duplicate(), "duplicate key in " + source_name);
+  if (sax.duplicate())
+    throw ConfigError(*sax.duplicate(), "duplicate key in " + source_name);
   return doc;
 }
 
-Json load_json_file(const std::string& file) {
-  const auto fail = [&file](int err) {
-    return ConfigError("/", "cannot read scenario file '" + file + "': " + std::strerror(err));
+std::string byte_limit_text(std::size_t bytes) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  if (bytes % kMiB == 0)
+    return std::to_string(bytes / kMiB) + " MiB (" + std::to_string(bytes) + " bytes)";
+  return std::to_string(bytes) + " bytes";
+}
+
+bool read_file_bounded(const std::string& file, std::size_t max_bytes,
+                       const std::function<void(std::string_view)>& chunk, const std::string& pointer,
+                       const std::string& what) {
+  const auto fail = [&](int err) {
+    return ConfigError(pointer, "cannot read " + what + " '" + file + "': " + std::strerror(err));
   };
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.c_str(), "rb"), &std::fclose);
   if (!f)
     throw fail(errno);
-  std::string text;
   char buf[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0)
-    text.append(buf, n);
+  std::size_t total = 0;
+  while (true) {
+    // One byte past the limit tells a file at the limit from a longer one.
+    const std::size_t want = std::min(sizeof buf, max_bytes - total + 1);
+    const std::size_t n = std::fread(buf, 1, want, f.get());
+    if (n == 0)
+      break;
+    if (total + n > max_bytes)
+      return false;
+    chunk(std::string_view(buf, n));
+    total += n;
+  }
   if (std::ferror(f.get()))
     throw fail(errno);  // e.g. EISDIR: fopen succeeds on a directory
+  return true;
+}
+
+Json load_json_file(const std::string& file) {
+  std::string text;
+  if (!read_file_bounded(file, kMaxJsonFileBytes, [&text](std::string_view c) { text.append(c); }, "/",
+                         "scenario file"))
+    throw ConfigError("/", "scenario file '" + file + "' is larger than the limit of " +
+                               byte_limit_text(kMaxJsonFileBytes));
   return parse_json_text(text, file);
 }
 

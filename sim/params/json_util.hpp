@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,14 +20,35 @@ namespace napisim {
 /// instead of exhausting the stack; the Python package applies the same limit (MAX_NESTING).
 inline constexpr std::size_t kMaxJsonNesting = 256;
 
-/// Parses `text` strictly. Syntax errors become ConfigError("/", "<source_name>: invalid JSON at line L, column C:
-/// <reason>"); a key repeated inside one object becomes ConfigError("/a/b", "duplicate key in <source_name>")
-/// (nlohmann would silently keep the last value).
+/// Largest JSON file load_json_file() reads (a scenario, an included file, a calibration targets or
+/// trace-gen spec file): a hand-written scenario is a few KiB, and a larger read would only delay
+/// the error (or, from /dev/zero, never end). The Python package applies the same limit.
+inline constexpr std::size_t kMaxJsonFileBytes = std::size_t{8} << 20;
+
+/// Most elements of an array field that declares no tighter MaxItems (sim/params/fields.hpp): every
+/// array is bounded before its elements are checked, so a long one is an error, not a long wait.
+inline constexpr std::size_t kMaxArrayItems = 4096;
+
+/// Parses `text` strictly, in time linear in its size. Syntax errors become ConfigError("/", "<source_name>: invalid
+/// JSON at line L, column C: <reason>"); a number beyond a double's range becomes ConfigError("/a/b", "<source_name>:
+/// invalid JSON at line L, column C: number overflow ..."); a key repeated inside one object becomes
+/// ConfigError("/a/b", "duplicate key in <source_name>") (nlohmann would silently keep the last value).
 Json parse_json_text(std::string_view text, const std::string& source_name);
 
-/// Reads and parses a JSON file. An unreadable file becomes
-/// ConfigError("/", "cannot read scenario file '<file>': <strerror>").
+/// Reads and parses a JSON file of at most kMaxJsonFileBytes. An unreadable file becomes
+/// ConfigError("/", "cannot read scenario file '<file>': <strerror>"), a larger one (or an endless one such as
+/// /dev/zero) ConfigError("/", "scenario file '<file>' is larger than the limit of 8 MiB ...") once the limit is read.
 Json load_json_file(const std::string& file);
+
+/// Reads `file` in chunks (pipes and devices too), passing each to `chunk`, and stops after `max_bytes`: returns
+/// false if the file has more. An unreadable file (a directory included) becomes
+/// ConfigError(pointer, "cannot read <what> '<file>': <strerror>").
+bool read_file_bounded(const std::string& file, std::size_t max_bytes,
+                       const std::function<void(std::string_view)>& chunk, const std::string& pointer,
+                       const std::string& what);
+
+/// "8 MiB (8388608 bytes)": a byte limit for messages.
+std::string byte_limit_text(std::size_t bytes);
 
 /// Applies one CLI `--set path=value` to `doc`.
 /// path: a JSON pointer ("/nics/0/rx_queues") or dotted ("nics.0.rx_queues"; use the pointer form for keys with dots).

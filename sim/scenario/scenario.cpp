@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "sim/model/model.hpp"
 #include "sim/params/json_util.hpp"
@@ -15,6 +16,132 @@ namespace {
 }  // namespace
 
 namespace {
+
+// SHA-256 (FIPS 180-4), for provenance hashes; incremental, so that a large trace is hashed as it is
+// read instead of held in memory.
+class Sha256 {
+ public:
+  void update(std::string_view data) {
+    bits_ += static_cast<std::uint64_t>(data.size()) * 8;
+    for (const char c : data) {
+      block_[fill_++] = static_cast<unsigned char>(c);
+      if (fill_ == 64) compress();
+    }
+  }
+  std::string hex() {
+    const std::uint64_t bits = bits_;
+    block_[fill_++] = 0x80;
+    if (fill_ > 56) {
+      while (fill_ < 64)
+        block_[fill_++] = 0;
+      compress();
+    }
+    while (fill_ < 56)
+      block_[fill_++] = 0;
+    for (int i = 7; i >= 0; --i)
+      block_[fill_++] = static_cast<unsigned char>((bits >> (8 * i)) & 0xff);
+    compress();
+    std::string out;
+    char buf[9];
+    for (std::uint32_t v : h_) {
+      std::snprintf(buf, sizeof buf, "%08x", v);
+      out += buf;
+    }
+    return out;
+  }
+
+ private:
+  void compress() {
+    static constexpr std::array<std::uint32_t, 64> k = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+    auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+    std::array<std::uint32_t, 64> w{};
+    for (std::size_t i = 0; i < 16; ++i)
+      w[i] = (static_cast<std::uint32_t>(block_[4 * i]) << 24) | (static_cast<std::uint32_t>(block_[4 * i + 1]) << 16) |
+             (static_cast<std::uint32_t>(block_[4 * i + 2]) << 8) | static_cast<std::uint32_t>(block_[4 * i + 3]);
+    for (std::size_t i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto a = h_;
+    for (std::size_t i = 0; i < 64; ++i) {
+      const std::uint32_t s1 = rotr(a[4], 6) ^ rotr(a[4], 11) ^ rotr(a[4], 25);
+      const std::uint32_t ch = (a[4] & a[5]) ^ (~a[4] & a[6]);
+      const std::uint32_t t1 = a[7] + s1 + ch + k[i] + w[i];
+      const std::uint32_t s0 = rotr(a[0], 2) ^ rotr(a[0], 13) ^ rotr(a[0], 22);
+      const std::uint32_t maj = (a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]);
+      const std::uint32_t t2 = s0 + maj;
+      a = {t1 + t2, a[0], a[1], a[2], a[3] + t1, a[4], a[5], a[6]};
+    }
+    for (std::size_t i = 0; i < 8; ++i)
+      h_[i] += a[i];
+    fill_ = 0;
+  }
+
+  std::array<std::uint32_t, 8> h_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::array<unsigned char, 64> block_{};
+  std::size_t fill_ = 0;
+  std::uint64_t bits_ = 0;
+};
+
+// Request lines of a trace (trace.hpp: blank lines and '#' comments are not requests), counted as the
+// file streams by, so that a trace over kMaxTraceRequests fails before the trace loader holds it.
+class RecordLineCounter {
+ public:
+  void update(std::string_view data) {
+    for (const char c : data) {
+      if (c == '\n') {
+        state_ = kStart;
+      } else if (state_ == kStart && c != ' ' && c != '\t' && c != '\r') {
+        state_ = c == '#' ? kComment : kRecord;
+        lines_ += state_ == kRecord;
+      }
+    }
+  }
+  std::size_t lines() const { return lines_; }
+
+ private:
+  enum State { kStart, kRecord, kComment };
+  State state_ = kStart;
+  std::size_t lines_ = 0;
+};
+
+// A file the scenario names, at `pointer` (as written: `written`, resolved: `file`): a readable
+// regular file of at most `max_bytes` (checked while reading: /dev/zero fails at the limit), hashed
+// for the fingerprint. `what` names it in messages ("trace file").
+InputFile read_input_file(const std::string& pointer, const std::string& written, const std::string& file,
+                          const std::string& what, std::size_t max_bytes, RecordLineCounter* records = nullptr) {
+  const auto bad = [&](const std::string& why) {
+    return ConfigError(pointer, "cannot read " + what + " '" + file + "': " + why);
+  };
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(file, ec);
+  if (st.type() == std::filesystem::file_type::not_found) throw bad("no such file");
+  if (st.type() == std::filesystem::file_type::directory) throw bad("is a directory, expected a file");
+  // A pipe or device would be read to its end by every reader (the trace is read at validation and
+  // again at the run): only a regular file is read the same each time.
+  if (!ec && st.type() != std::filesystem::file_type::regular) throw bad("not a regular file");
+  Sha256 sha;
+  const bool whole = read_file_bounded(
+      file, max_bytes,
+      [&](std::string_view chunk) {
+        sha.update(chunk);
+        if (records) records->update(chunk);
+      },
+      pointer, what);
+  if (!whole)
+    throw ConfigError(pointer, what + " '" + file + "' is larger than the limit of " + byte_limit_text(max_bytes));
+  return InputFile{pointer, written, sha.hex()};
+}
 
 // "include": scenario fragments (e.g. calibration/costs.json) merged *under* the document.
 // Objects merge key by key; arrays and scalars of the document replace the included ones.
@@ -194,15 +321,18 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
   Scenario s = parse_params<Scenario>(doc, "");
   s.topology.validate("/topology");
   if (s.nics.empty()) throw ConfigError("/nics", "expected at least one NIC");
+  std::map<std::string, std::size_t> nic_names;  // name -> first index: one lookup per NIC, not a scan
   for (std::size_t i = 0; i < s.nics.size(); ++i) {
     const std::string p = "/nics/" + std::to_string(i);
     const NicParams& n = s.nics[i];
     check_nic_on_host(n, s.topology, p);
-    for (std::size_t j = 0; j < i; ++j)
-      if (s.nics[j].name == n.name)
-        throw ConfigError(p + "/name", "duplicate NIC name \"" + n.name + "\" (also /nics/" + std::to_string(j) + ")");
+    const auto [first, added] = nic_names.emplace(n.name, i);
+    if (!added)
+      throw ConfigError(p + "/name",
+                        "duplicate NIC name \"" + n.name + "\" (also /nics/" + std::to_string(first->second) + ")");
   }
   if (s.platform.clients.empty()) throw ConfigError("/platform/clients", "expected at least one client");
+  std::map<std::string, std::size_t> client_names;  // name -> first index (a scan per client was quadratic)
   for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {
     const std::string p = "/platform/clients/" + std::to_string(i);
     const ClientSpec& c = s.platform.clients[i];
@@ -212,16 +342,16 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
     // Hosts are named (SimGrid's, or the XML platform's): a client is neither the server nor
     // another client.
     if (c.name == s.platform.server) throw ConfigError(p + "/name", "client \"" + c.name + "\" is the server's host");
-    for (std::size_t j = 0; j < i; ++j)
-      if (s.platform.clients[j].name == c.name)
-        throw ConfigError(p + "/name", "duplicate client name \"" + c.name + "\" (also /platform/clients/" +
-                                           std::to_string(j) + ")");
+    const auto [first, added] = client_names.emplace(c.name, i);
+    if (!added)
+      throw ConfigError(p + "/name", "duplicate client name \"" + c.name + "\" (also /platform/clients/" +
+                                         std::to_string(first->second) + ")");
   }
   if (!s.platform.xml.empty()) {
     std::filesystem::path xml(s.platform.xml);
     if (xml.is_relative()) xml = std::filesystem::path(base_dir) / xml;
-    if (!std::filesystem::exists(xml))
-      throw ConfigError("/platform/xml", "cannot read platform file '" + xml.string() + "': no such file");
+    s.inputs.push_back(
+        read_input_file("/platform/xml", s.platform.xml, xml.string(), "platform file", kMaxPlatformFileBytes));
     s.platform.xml = xml.string();
   }
   check_hz(s.kernel, "/kernel");
@@ -247,12 +377,41 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
                                          std::to_string(s.changes[i - 1].at_s) + "), got " +
                                          std::to_string(s.changes[i].at_s));
   }
+  // The trace is checked here, before its loader reads it: a directory, a device or an oversized file
+  // fails with what is wrong with it, and its content (not its location) enters the fingerprint.
+  const Json* trace = s.workload.type == "trace" && s.workload.params.is_object() && s.workload.params.contains("file")
+                          ? &s.workload.params["file"]
+                          : nullptr;
+  if (trace && trace->is_string() && !trace->get<std::string>().empty()) {
+    const std::string written = trace->get<std::string>();
+    std::filesystem::path file(written);
+    if (file.is_relative()) file = std::filesystem::path(base_dir) / file;  // as resolve_trace_params() does
+    RecordLineCounter lines;
+    const std::string resolved = file.lexically_normal().string();
+    s.inputs.push_back(
+        read_input_file("/workload/params/file", written, resolved, "trace file", kMaxTraceFileBytes, &lines));
+    if (lines.lines() > kMaxTraceRequests + 1)  // the header line, then one request per line
+      throw ConfigError("/workload/params/file", "trace file '" + resolved + "' has " +
+                                                     std::to_string(lines.lines() - 1) +
+                                                     " requests, more than the limit of " +
+                                                     std::to_string(kMaxTraceRequests));
+  }
   s.workload.params = resolve_workload_params(s.workload.type, s.workload.params, "/workload/params", base_dir);
   if (s.warmup_s + s.duration_s > 1e5) throw ConfigError("/duration_s", "expected warmup_s + duration_s <= 1e5 s");
   return s;
 }
 
-Json resolve_scenario(const Scenario& s) { return params_to_json(s); }
+Json resolve_scenario(const Scenario& s) {
+  Json out = params_to_json(s);
+  for (const InputFile& f : s.inputs) out[Json::json_pointer(f.pointer)] = f.path;
+  return out;
+}
+
+std::string scenario_sha256(const Scenario& s) {
+  Json out = params_to_json(s);
+  for (const InputFile& f : s.inputs) out[Json::json_pointer(f.pointer)] = "sha256:" + f.sha256;
+  return sha256_hex(out.dump());
+}
 
 Json scenario_schema() {
   Json s = params_schema<Scenario>();
@@ -260,15 +419,28 @@ Json scenario_schema() {
   out["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   out["title"] = "napisim scenario";
   for (auto it = s.begin(); it != s.end(); ++it) out[it.key()] = it.value();
-  if (out.contains("properties") && out["properties"].is_object())
+  out["description"] = "A scenario file (and each included file) is at most " + byte_limit_text(kMaxJsonFileBytes) +
+                       ", nested at most " + std::to_string(kMaxJsonNesting) + " levels";
+  if (out.contains("properties") && out["properties"].is_object()) {
     out["properties"]["include"] = {{"type", "array"},
                                     {"items", {{"type", "string"}}},
+                                    {"maxItems", kMaxIncludeFiles},
                                     {"description", "Scenario fragments (paths relative to this file) merged under this "
-                                                    "document; this document's own values take precedence"}};
+                                                    "document; this document's own values take precedence (at most " +
+                                                        std::to_string(kMaxIncludeFiles) + " files read in all)"}};
+    Json& xml = out["properties"]["platform"]["properties"]["xml"];
+    xml["description"] =
+        xml["description"].get<std::string>() + " (at most " + byte_limit_text(kMaxPlatformFileBytes) + ")";
+  }
   Json models;
   for (const ModelInfo& m : builtin_models().list()) models[m.name] = m.schema();
   out["$defs"]["model_params"] = models;
   out["$defs"]["workload_params"] = workload_schema();
+  Json& trace = out["$defs"]["workload_params"]["trace"]["properties"]["file"];
+  if (trace.is_object() && trace.contains("description"))
+    trace["description"] = trace["description"].get<std::string>() + " (at most " +
+                           byte_limit_text(kMaxTraceFileBytes) + " and " + std::to_string(kMaxTraceRequests) +
+                           " requests)";
   return out;
 }
 
@@ -281,60 +453,15 @@ Json load_scenario_doc(const std::string& path_or_name) {
 }
 
 void apply_overrides(Json& doc, const std::vector<std::string>& sets) {
+  // --set would turn a null document into an object and accept it.
+  if (!doc.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(doc));
   for (const std::string& a : sets) apply_set(doc, a);
 }
 
-// SHA-256 (FIPS 180-4), for provenance hashes.
 std::string sha256_hex(const std::string& data) {
-  static constexpr std::array<std::uint32_t, 64> k = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::string m = data;
-  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
-  m.push_back(static_cast<char>(0x80));
-  while (m.size() % 64 != 56) m.push_back('\0');
-  for (int i = 7; i >= 0; --i) m.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
-  for (std::size_t off = 0; off < m.size(); off += 64) {
-    std::array<std::uint32_t, 64> w{};
-    for (int i = 0; i < 16; ++i)
-      w[static_cast<std::size_t>(i)] =
-          (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i)])) << 24) |
-          (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i) + 1])) << 16) |
-          (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i) + 2])) << 8) |
-          static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * static_cast<std::size_t>(i) + 3]));
-    for (std::size_t i = 16; i < 64; ++i) {
-      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    auto a = h;
-    for (std::size_t i = 0; i < 64; ++i) {
-      const std::uint32_t s1 = rotr(a[4], 6) ^ rotr(a[4], 11) ^ rotr(a[4], 25);
-      const std::uint32_t ch = (a[4] & a[5]) ^ (~a[4] & a[6]);
-      const std::uint32_t t1 = a[7] + s1 + ch + k[i] + w[i];
-      const std::uint32_t s0 = rotr(a[0], 2) ^ rotr(a[0], 13) ^ rotr(a[0], 22);
-      const std::uint32_t maj = (a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]);
-      const std::uint32_t t2 = s0 + maj;
-      a = {t1 + t2, a[0], a[1], a[2], a[3] + t1, a[4], a[5], a[6]};
-    }
-    for (std::size_t i = 0; i < 8; ++i) h[i] += a[i];
-  }
-  std::string out;
-  char buf[9];
-  for (std::uint32_t v : h) {
-    std::snprintf(buf, sizeof buf, "%08x", v);
-    out += buf;
-  }
-  return out;
+  Sha256 sha;
+  sha.update(data);
+  return sha.hex();
 }
 
 }  // namespace napisim

@@ -18,6 +18,28 @@
 
 namespace napisim {
 
+// Limits that keep bad input from hanging a run (README.md); the schema states them as maxItems/maximum.
+// Besides these: kMaxJsonFileBytes and kMaxJsonNesting (json_util.hpp), kMaxArrayItems for every other
+// array, kMaxCpus (topology.hpp), and the workloads' own ranges (flows, threads).
+inline constexpr std::size_t kMaxNics = 64;      // server NICs
+inline constexpr std::size_t kMaxClients = 256;  // client hosts
+inline constexpr std::size_t kMaxModels = 64;    // receive-path models of one host
+inline constexpr std::size_t kMaxChanges = 4096;
+/// Seeds and run numbers: integers a JSON reader that holds numbers as doubles keeps exact (< 2^53).
+inline constexpr std::int64_t kMaxSeed = 9'000'000'000'000'000;
+inline constexpr std::size_t kMaxPlatformFileBytes = std::size_t{8} << 20;  // SimGrid platform XML
+inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kMaxTraceRequests = 10'000'000;  // lines of a trace file (after its header)
+
+/// A file the scenario names (platform XML, request trace). Results and fingerprints use its content
+/// (sha256) and the path as the scenario wrote it, never where the scenario happens to be.
+struct InputFile {
+  std::string pointer;  // of the path in the scenario, e.g. "/workload/params/file"
+  std::string path;     // as written (relative to the scenario file's directory)
+  std::string sha256;   // of the content
+  bool operator==(const InputFile&) const = default;
+};
+
 struct ModelSpec {
   std::string name = "napi_irq";
   Json params = Json::object();
@@ -27,7 +49,8 @@ struct ModelSpec {
   static void fields(V& v) {
     v("name", &ModelSpec::name, "", "Receive-path model (napisim list-models)");
     v("params", &ModelSpec::params, "", "The model's parameters (napisim describe MODEL)");
-    v("nics", &ModelSpec::nics, "", "NICs the model applies to (empty = all)", Range{0, 64});
+    v("nics", &ModelSpec::nics, "", "NICs the model applies to (empty = all)", Range{0, kMaxNics - 1},
+      MaxItems{kMaxNics});
   }
   bool operator==(const ModelSpec&) const = default;
 };
@@ -66,12 +89,13 @@ struct ClientSpec {
     v("link_gbps", &ClientSpec::link_gbps, "Gb/s", "Client link bandwidth", Range{0.001, 1e4});
     v("link_latency_ns", &ClientSpec::link_latency_ns, "ns", "One-way latency between client and server NIC",
       Range{0, 1e10});
-    v("nic", &ClientSpec::nic, "", "Index of the server NIC this client's traffic arrives on", Range{0, 64});
+    v("nic", &ClientSpec::nic, "", "Index of the server NIC this client's traffic arrives on", Range{0, kMaxNics - 1});
     v("topology", &ClientSpec::topology, "", "Client host CPU topology (stack linux)");
     v("host_nic", &ClientSpec::host_nic, "", "The client host's NIC (stack linux)");
     v("kernel", &ClientSpec::kernel, "", "Client kernel configuration and sysctls (stack linux)");
     v("costs", &ClientSpec::costs, "", "Client CPU cost parameters (ns) (stack linux)");
-    v("models", &ClientSpec::models, "", "Client receive-path models, applied in order (stack linux)");
+    v("models", &ClientSpec::models, "", "Client receive-path models, applied in order (stack linux)",
+      MaxItems{kMaxModels});
   }
   bool linux_host() const { return stack == "linux"; }
   bool operator==(const ClientSpec&) const = default;
@@ -87,7 +111,7 @@ struct PlatformSpec {
     v("xml", &PlatformSpec::xml, "path",
       "SimGrid platform XML (relative to the scenario file); empty = built from the clients list");
     v("server", &PlatformSpec::server, "", "Name of the server host");
-    v("clients", &PlatformSpec::clients, "", "Client hosts");
+    v("clients", &PlatformSpec::clients, "", "Client hosts", MaxItems{kMaxClients});
   }
   bool operator==(const PlatformSpec&) const = default;
 };
@@ -135,22 +159,27 @@ struct Scenario {
   std::vector<ModelSpec> models = {ModelSpec{}};
   std::vector<ChangeSpec> changes;
   WorkloadSpec workload;
+  /// The files the scenario names, found by parse_scenario (not a field: resolve_scenario() writes
+  /// their paths as written; the Scenario's own paths are resolved, for the run).
+  std::vector<InputFile> inputs;
 
   template <class V>
   static void fields(V& v) {
     v("name", &Scenario::name, "", "Scenario name (printed in results)");
     v("description", &Scenario::description, "", "What the scenario reproduces and where its values come from");
-    v("seed", &Scenario::seed, "", "Random seed", Range{0, 9.0e15});
-    v("run", &Scenario::run, "", "Run number (independent replications with the same seed)", Range{0, 9.0e15});
+    v("seed", &Scenario::seed, "", "Random seed", Range{0, static_cast<double>(kMaxSeed)});
+    v("run", &Scenario::run, "", "Run number (independent replications with the same seed)",
+      Range{0, static_cast<double>(kMaxSeed)});
     v("warmup_s", &Scenario::warmup_s, "s", "Warm-up excluded from statistics", Range{0, 1e5});
     v("duration_s", &Scenario::duration_s, "s", "Measured time after warm-up (neper -l)", Range{1e-6, 1e5});
     v("platform", &Scenario::platform, "", "Hosts and links (SimGrid platform)");
     v("topology", &Scenario::topology, "", "Server CPU topology");
-    v("nics", &Scenario::nics, "", "Server NICs");
+    v("nics", &Scenario::nics, "", "Server NICs", MaxItems{kMaxNics});
     v("kernel", &Scenario::kernel, "", "Kernel configuration and sysctls");
     v("costs", &Scenario::costs, "", "CPU cost parameters (ns)");
-    v("models", &Scenario::models, "", "Receive-path models, applied in order");
-    v("changes", &Scenario::changes, "", "Run-time strategy changes (sysfs threaded-style), in time order");
+    v("models", &Scenario::models, "", "Receive-path models, applied in order", MaxItems{kMaxModels});
+    v("changes", &Scenario::changes, "", "Run-time strategy changes (sysfs threaded-style), in time order",
+      MaxItems{kMaxChanges});
     v("workload", &Scenario::workload, "", "Workload");
   }
   bool operator==(const Scenario&) const = default;
@@ -164,15 +193,20 @@ struct Scenario {
 Scenario parse_scenario(const Json& doc, const std::string& base_dir = ".");
 /// The document with its `include` files merged in (and the `include` key removed).
 Json expand_scenario_includes(const Json& doc, const std::string& base_dir);
-/// Every value spelled out, model and workload parameters included.
+/// Every value spelled out, model and workload parameters included; the files it names as written.
 Json resolve_scenario(const Scenario& s);
+/// SHA-256 of the resolved scenario with each file it names replaced by the file's content hash:
+/// the same scenario and files give the same fingerprint wherever they are (results' scenario_sha256,
+/// the Python sweep cache's key).
+std::string scenario_sha256(const Scenario& s);
 /// JSON Schema (draft 2020-12) of a scenario document.
 Json scenario_schema();
 /// The embedded default scenario (scenarios/quickstart.json, compiled in).
 Json default_scenario();
 /// Loads a scenario document: a file path, or the name of the embedded default ("quickstart").
 Json load_scenario_doc(const std::string& path_or_name);
-/// Applies `--set path=value` overrides to a document (same validation as the file, at parse).
+/// Applies `--set path=value` overrides to a document (same validation as the file, at parse). The
+/// document must be an object (a file holding `null` is not a scenario, with or without --set).
 void apply_overrides(Json& doc, const std::vector<std::string>& sets);
 /// Hex SHA-256 of a string (provenance: scenario_sha256).
 std::string sha256_hex(const std::string& data);

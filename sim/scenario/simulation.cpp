@@ -222,6 +222,12 @@ Json Simulation::result(const Json& context) const {
   summary["time_start_ns"] = at_begin_.t;
   summary["time_end_ns"] = at_end_.t;
   workload_->report(summary, workload);
+  // A workload reports the files it read as resolved for the run; results name them as the scenario
+  // does, so that they do not depend on where the scenario is.
+  const std::string params = "/workload/params/";
+  for (const InputFile& f : s_.inputs)
+    if (f.pointer.rfind(params, 0) == 0 && workload.contains(f.pointer.substr(params.size())))
+      workload[f.pointer.substr(params.size())] = f.path;
   workload["test_length"] = s_.duration_s;
   const double transactions = summary.value("transactions", 0.0);
   Json per_cpu;

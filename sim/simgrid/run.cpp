@@ -74,7 +74,7 @@ std::vector<ClientPath> build_platform(sg4::Engine& engine, const Scenario& s, s
 
 }  // namespace
 
-Json validate_scenario(Json doc, const RunOptions& opt) {
+Json validate_scenario(Json doc, const RunOptions& opt, std::string* scenario_sha256) {
   const Scenario s = prepare(doc, opt);
   // What a run checks only once the host exists (cpulists against its CPUs, workload and model
   // values against its NICs) is checked here too, by building the simulation without running it.
@@ -83,10 +83,11 @@ Json validate_scenario(Json doc, const RunOptions& opt) {
   if (s.platform.xml.empty()) {
     const Simulation check(s, Simulation::standalone_paths(s));
   }
+  if (scenario_sha256) *scenario_sha256 = napisim::scenario_sha256(s);
   return resolve_scenario(s);
 }
 
-Json make_context(const Json& resolved) {
+Json make_context(const Scenario& s) {
   Json c;
   c["napisim_version"] = NAPISIM_VERSION;
   c["git_sha"] = NAPISIM_GIT_SHA;
@@ -97,16 +98,20 @@ Json make_context(const Json& resolved) {
   c["compiler"] = std::string("g++ ") + __VERSION__;
 #endif
   c["simgrid_version"] = std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR);
-  c["scenario"] = resolved.value("name", "unnamed");
-  c["scenario_sha256"] = sha256_hex(resolved.dump());
-  c["seed"] = resolved.value("seed", 0);
-  c["run"] = resolved.value("run", 0);
+  c["scenario"] = s.name;
+  c["scenario_sha256"] = scenario_sha256(s);
+  if (!s.inputs.empty()) {
+    Json files = Json::object();
+    for (const InputFile& f : s.inputs) files[f.pointer] = {{"path", f.path}, {"sha256", f.sha256}};
+    c["input_files"] = files;
+  }
+  c["seed"] = s.seed;
+  c["run"] = s.run;
   return c;
 }
 
 Json run_scenario(Json doc, const RunOptions& opt) {
   const Scenario s = prepare(doc, opt);
-  const Json resolved = resolve_scenario(s);
   if (g_engine_used.exchange(true))
     throw std::logic_error("napisim: SimGrid allows one simulation per process; run each scenario in a new process");
 
@@ -162,7 +167,7 @@ Json run_scenario(Json doc, const RunOptions& opt) {
   sim.start();
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  Json result = sim.result(make_context(resolved));
+  Json result = sim.result(make_context(s));
   if (progress || std::getenv("NAPISIM_TIMING")) {
     // 0.1 ms resolution: a benchmark's 0.2 s run takes ~0.3 wall s, and 10 ms steps would quantise
     // its wall-per-simulated-second figure by ~5%.

@@ -20,12 +20,16 @@ struct RunOptions {
   bool progress = false;               // a progress line on stderr
 };
 
-/// Parses and validates `doc` (with overrides) and returns the resolved scenario.
-Json validate_scenario(Json doc, const RunOptions& opt);
+struct Scenario;
+
+/// Parses and validates `doc` (with overrides) and returns the resolved scenario; with
+/// `scenario_sha256`, also its fingerprint (napisim::scenario_sha256()).
+Json validate_scenario(Json doc, const RunOptions& opt, std::string* scenario_sha256 = nullptr);
 /// Runs the scenario and returns the result document. Throws ConfigError on bad input and
 /// std::logic_error on a second call in the same process.
 Json run_scenario(Json doc, const RunOptions& opt);
-/// Provenance block shared by results: version, build, SimGrid version, scenario hash, seed, run.
-Json make_context(const Json& resolved_scenario);
+/// Provenance block shared by results: version, build, SimGrid version, scenario hash (content of
+/// the files it names included, not their paths), the files' hashes, seed, run.
+Json make_context(const Scenario& s);
 
 }  // namespace napisim

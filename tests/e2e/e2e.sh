@@ -173,6 +173,53 @@ EOF
     expect_bad_input '/platform/clients/0/name: client "client0" is the server' "$napisim" run \
       "$src/scenarios/examples/xml_platform.json" "${short[@]}" --set 'platform.server="client0"'
     ;;
+  qa_input_limits)
+    # Issue 34: each used to hang, run out of memory (exit 1) or pass bad input.
+    expect_bad_input "scenario file '/dev/zero' is larger than the limit of 8 MiB" timeout 20 "$napisim" validate /dev/zero
+    expect_bad_input "scenario file '/dev/zero' is larger than the limit of 8 MiB" timeout 20 "$napisim" run /dev/zero
+    echo '{"include": ["/dev/zero"]}' > inc.json
+    expect_bad_input "/include/0: in '/dev/zero'" timeout 20 "$napisim" validate inc.json
+    "$py" -c "import json; json.dump({'changes': [{'at_s': 0}] * 300000}, open('changes.json', 'w'), separators=(',', ':'))"
+    expect_bad_input '/changes: expected an array of at most 4096 elements, got 300000' timeout 20 "$napisim" validate changes.json
+    "$py" -c "import json; json.dump({'platform': {'clients': [{'name': f'c{i}'} for i in range(300000)]}}, open('clients.json', 'w'))"
+    expect_bad_input '/platform/clients: expected an array of at most 256 elements' timeout 20 "$napisim" validate clients.json
+    expect_bad_input "--seed: expected an integer in [0, 9000000000000000], got '-5'" "$napisim" run --seed -5
+    expect_bad_input "--seed: expected an integer" "$napisim" run --seed 1.5
+    expect_bad_input "--seeds: expected an integer" "$napisim" calibrate "$src/calibration/targets.json" --seeds 1,-2 --dry-run
+    echo null > null.json
+    expect_bad_input '/: expected a scenario object, got null' "$napisim" validate null.json
+    expect_bad_input '/: expected a scenario object, got null' "$napisim" validate null.json --set seed=3
+    expect_bad_input '/: expected a scenario object, got null' "$napisim" run null.json --set seed=3
+    printf '{\n  "duration_s": 1e999\n}\n' > overflow.json
+    expect_bad_input "/duration_s: overflow.json: invalid JSON at line 2, column 17: number overflow parsing '1e999'" \
+      "$napisim" validate overflow.json
+    mkdir tracedir
+    printf '{"workload": {"type": "trace", "params": {"file": "tracedir"}}}\n' > dirtrace.json
+    expect_bad_input "/workload/params/file: cannot read trace file '$work/tracedir': is a directory" "$napisim" run dirtrace.json
+    printf '{"workload": {"type": "trace", "params": {"file": "/dev/zero"}}}\n' > zerotrace.json
+    expect_bad_input "cannot read trace file '/dev/zero': not a regular file" timeout 20 "$napisim" run zerotrace.json
+    ;;
+  qa_fingerprint_by_content)
+    # The same scenario and trace in two directories: the same result, scenario_sha256 included;
+    # another trace: another scenario_sha256.
+    for d in a b/c; do
+      mkdir -p $d
+      printf 'timestamp,flow\n0,1\n0.0001,2\n0.0002,1\n' > $d/t.csv
+      printf '{"warmup_s": 0, "duration_s": 0.002, "workload": {"type": "trace", "params": {"file": "t.csv"}}}\n' > $d/s.json
+      (cd $d && "$napisim" run s.json --format json > r.json 2> r.err) || fail "run in $d failed"
+    done
+    printf '0.0003,2\n' >> b/c/t.csv
+    "$napisim" run b/c/s.json --format json > other.json 2> other.err || fail "run with another trace failed"
+    $py - a/r.json b/c/r.json other.json "$work" <<'PYEOF' || fail "the fingerprint depends on the location"
+import json, sys
+a, b, other = (json.load(open(f)) for f in sys.argv[1:4])
+assert a["context"]["scenario_sha256"] == b["context"]["scenario_sha256"], (a["context"], b["context"])
+assert a["context"]["input_files"] == b["context"]["input_files"], a["context"]
+assert other["context"]["scenario_sha256"] != a["context"]["scenario_sha256"]
+assert a == b, [k for k in a if a[k] != b.get(k)]
+assert sys.argv[4] not in json.dumps(a), "an absolute path in the result"
+PYEOF
+    ;;
   qa_set_paths_and_nulls)
     expect_bad_input "no array here to index (use [-] to append its first element)" "$napisim" validate \
       "$src/scenarios/quickstart.json" --set 'platform.clients[0].cores=2'

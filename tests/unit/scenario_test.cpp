@@ -272,12 +272,13 @@ TEST(ScenarioErrorTest, InvalidNumbers) {
       EXPECT_STARTS_WITH(std::string(e.what()), "/: t.json: invalid JSON");
     }
   }
-  // A number too large for a double is a user error too (nlohmann reports it as out_of_range).
+  // A number too large for a double is a user error too (nlohmann reports it as out_of_range), at
+  // its pointer, line and column.
   try {
     (void)parse_json_text(R"({"duration_s": 1e400})", "t.json");
     ADD_FAILURE() << "parsed 1e400";
   } catch (const ConfigError& e) {
-    EXPECT_STARTS_WITH(std::string(e.what()), "/: t.json: invalid JSON");
+    EXPECT_STARTS_WITH(std::string(e.what()), "/duration_s: t.json: invalid JSON at line 1, column 16");
     EXPECT_CONTAINS(std::string(e.what()), "1e400");
   } catch (const std::exception& e) {
     ADD_FAILURE() << "1e400 gave a non-ConfigError exception: " << e.what();
