@@ -21,6 +21,7 @@
 
 #include "sim/calibrate/fit.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/kernel/costs.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
@@ -286,6 +287,12 @@ class Runner {
       int status = 0;
       const pid_t pid = waitpid(-1, &status, 0);
       if (pid < 0) throw std::runtime_error("calibrate: waitpid failed");
+      if (interrupt::g_signal) {  // SIGINT/SIGTERM: stop the children, then unwind (temporary files)
+        running.erase(pid);
+        for (auto& [p, _] : running) kill(p, interrupt::g_signal);
+        for (std::size_t k = 0; k < running.size(); ++k) waitpid(-1, nullptr, 0);
+        interrupt::throw_if_signalled();
+      }
       auto it = running.find(pid);
       if (it == running.end()) continue;
       const auto [job, slot] = it->second;

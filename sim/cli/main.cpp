@@ -14,6 +14,7 @@
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/model/model.hpp"
 #include "sim/output/writers.hpp"
 #include "sim/params/json_util.hpp"
@@ -118,12 +119,15 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
                   "--out");
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
+  // A signal that came while the results were written is honoured now that they all are.
+  napisim::interrupt::exit_if_signalled("after the run's results were written in full");
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  napisim::interrupt::install();
   CLI::App app{"napisim: a discrete-event simulator of Linux network receive scheduling"};
   app.require_subcommand(1);
   std::string file, format = "text", out_dir, model;
@@ -223,6 +227,9 @@ int main(int argc, char** argv) {
   } catch (const napisim::ConfigError& e) {
     std::fprintf(stderr, "napisim: error: %s\n", e.what());
     return 2;
+  } catch (const napisim::interrupt::Interrupted& e) {
+    napisim::interrupt::exit_if_signalled("stopped; nothing written");
+    return 128 + e.signal;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "napisim: internal error: %s\n", e.what());
     return 1;

@@ -1,5 +1,9 @@
 #include "sim/core/host_model.hpp"
 
+#include <cstdio>
+
+#include "sim/core/interrupt.hpp"
+
 namespace napisim {
 
 void HostModel::advance_to(Nanos horizon) {
@@ -9,6 +13,11 @@ void HostModel::advance_to(Nanos horizon) {
   std::uint32_t kind;
   std::uint64_t arg;
   while (queue_.pop_due(horizon, &time, &order_, &sink, &kind, &arg)) {
+    if (interrupt::g_signal) [[unlikely]] {  // SIGINT/SIGTERM: stop between two events
+      char what[96];
+      std::snprintf(what, sizeof what, "run stopped at %.6f s simulated; no results written", to_seconds(now_));
+      interrupt::exit_if_signalled(what);
+    }
     now_ = time;
     ++events_;
     // Cheap multiplicative mix: enough to detect any change of trajectory.

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -470,7 +472,13 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
   std::vector<Staged> staged;
   staged.reserve(files.size());
   try {
-    for (const auto& [path, content] : files) staged.push_back(stage_file(path, content));
+    for (const auto& [path, content] : files) {
+      staged.push_back(stage_file(path, content));
+      // Fault injection for the interruption tests: a real signal in the middle of a write.
+      if (staged.size() == 1) {
+        if (const char* sig = std::getenv("NAPISIM_TEST_SIGNAL_IN_WRITE")) std::raise(std::atoi(sig));
+      }
+    }
   } catch (...) {
     for (const Staged& s : staged) ::unlink(s.tmp.c_str());
     throw;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "sim/core/error.hpp"
+#include "sim/core/interrupt.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
 #include "sim/simgrid/resource_model.hpp"
@@ -121,6 +122,7 @@ Json run_scenario(Json doc, const RunOptions& opt) {
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
+  interrupt::install();  // in place of the engine's SIGINT handler, which exit(1)s from the handler
 
   sg4::Host* server = nullptr;
   const std::vector<ClientPath> paths = build_platform(engine, s, &server);

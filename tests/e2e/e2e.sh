@@ -228,6 +228,47 @@ PYEOF
     expect_bad_input '/nics/0: expected object, got null' "$napisim" validate "$src/scenarios/quickstart.json" --set 'nics[0]=null'
     ;;
 
+  qa_signal_during_run)
+    # SIGINT / SIGTERM while a long run is simulating: it stops at the next event, exits 130 / 143
+    # with one line, and writes nothing (the --out directory keeps what it had).
+    for sig in INT TERM; do
+      want=$([ $sig = INT ] && echo 130 || echo 143)
+      rm -rf out && mkdir out && echo old > out/result.json
+      "$napisim" run "$src/scenarios/wei2020/tcp_rr_1B.json" --set duration_s=30 --out out > cmd.out 2> cmd.err &
+      pid=$!
+      sleep 1.5
+      kill -s $sig $pid
+      wait $pid
+      rc=$?
+      [ "$rc" -eq "$want" ] || fail "SIG$sig: exit status $rc, expected $want"
+      [ "$(wc -l < cmd.err)" -eq 1 ] || fail "SIG$sig: stderr is not one line"
+      grep -q "^napisim: interrupted by SIG$sig, run stopped at [0-9.]* s simulated; no results written$" cmd.err ||
+        fail "SIG$sig: message"
+      [ ! -s cmd.out ] || fail "SIG$sig: results on stdout"
+      [ "$(ls -A out)" = result.json ] && [ "$(cat out/result.json)" = old ] || fail "SIG$sig: --out changed: $(ls -A out)"
+    done
+    ;;
+  qa_signal_during_write)
+    # A real SIGTERM (and SIGINT) delivered while the result files are written: the write finishes,
+    # the whole set is the new run's, no temporary file is left, and the exit status says so.
+    mkdir want && "$napisim" run "${short[@]}" --seed 7 --out want > /dev/null 2>&1 || fail "reference run"
+    for sig in 15 2; do
+      rm -rf out && mkdir out
+      "$napisim" run "${short[@]}" --seed 3 --out out > /dev/null 2>&1 || fail "old run"
+      expect_rc $((128 + sig)) env NAPISIM_TEST_SIGNAL_IN_WRITE=$sig "$napisim" run "${short[@]}" --seed 7 --out out
+      grep -q "after the run's results were written in full" cmd.err || fail "signal $sig: message"
+      [ "$(ls -A out | sort | tr '\n' ' ')" = "result.csv result.json result.txt " ] || fail "signal $sig: files $(ls -A out)"
+      for f in result.csv result.txt; do cmp -s out/$f want/$f || fail "signal $sig: $f is not the new run's"; done
+      $py - out/result.json want/result.json <<'PY' || fail "signal $sig: result.json is not the new run's"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+for r in (a, b):
+    r.pop("context", None)
+sys.exit(a != b)
+PY
+    done
+    ;;
+
   bad_set_unknown_key)
     expect_bad_input '/nics/0/rx_queus' "$napisim" run --set nics.0.rx_queus=3
     grep -q 'unknown key' cmd.err || fail "no 'unknown key'"
