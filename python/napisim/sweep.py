@@ -1,17 +1,12 @@
 """Running scenarios: napisim.run() and napisim.sweep(), each simulation in its own process.
 
 SimGrid's engine is one per process (docs/design.md), so no simulation ever runs in the
-caller's process:
-
-* run() hands one point to a fresh `spawn` worker (ProcessPoolExecutor, one task per process);
-* sweep() fans points out over ProcessPoolExecutor(max_workers=N, mp_context=spawn,
-  max_tasks_per_child=1), or over any other executor (a Dask `distributed.Client`, a
-  concurrent.futures executor) whose workers start one `python -m napisim._worker` subprocess per
-  point, since those workers are long-lived (and Dask's are daemonic, which forbids multiprocessing
-  children).
-
-The worker functions live here, in an importable module, because spawn pickles functions by name:
-a function defined in a notebook cell cannot be sent to a worker.
+caller's process: every point is a fresh `python -m napisim._worker` subprocess, fed its request
+on stdin. run() starts one; sweep() keeps N of them going from a pool of threads, or hands the
+points to any other executor (a Dask `distributed.Client`, a concurrent.futures executor). Nothing
+is pickled and __main__ is never re-imported, so both work from a script without a main guard,
+from `python3 -c` and from stdin. An interrupt or an error terminates the running simulations
+(SIGTERM: each stops at its next event).
 
 Sweep results are cached as JSON files named by the SHA-256 of (native build id, scenario fingerprint:
 the resolved scenario with the files it names by content, not by path), written atomically as each point finishes, so an interrupted sweep resumes with only the missing
@@ -24,13 +19,12 @@ import concurrent.futures as cf
 import hashlib
 import itertools
 import json
-import multiprocessing
 import numbers
 import os
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
@@ -60,18 +54,65 @@ def _package_parent() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
 
-def _run_point_subprocess(request: dict) -> dict:
-    """Runs one scenario in a fresh `python -m napisim._worker` subprocess. For executors whose
-    workers are long-lived (Dask, thread pools, user-provided pools)."""
+def _worker_command() -> tuple[list[str], dict]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([_package_parent()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    proc = subprocess.run([sys.executable, "-m", "napisim._worker"], input=json.dumps(request), env=env,
-                          capture_output=True, text=True)
-    for line in reversed(proc.stdout.splitlines()):
+    return [sys.executable, "-m", "napisim._worker"], env
+
+
+def _worker_answer(stdout: str, stderr: str, returncode: int) -> dict:
+    for line in reversed(stdout.splitlines()):
         if line.startswith(_RESULT_MARK):
             return json.loads(line[len(_RESULT_MARK):])
-    raise RuntimeError(f"napisim: the simulation process exited with status {proc.returncode}: "
-                       f"{proc.stderr.strip()[-2000:]}")
+    raise RuntimeError(f"napisim: the simulation process exited with status {returncode}: "
+                       f"{stderr.strip()[-2000:]}")
+
+
+def _run_point_subprocess(request: dict) -> dict:
+    """Runs one scenario in a fresh `python -m napisim._worker` subprocess (what a Dask or
+    user-provided executor's workers call)."""
+    cmd, env = _worker_command()
+    proc = subprocess.run(cmd, input=json.dumps(request), env=env, capture_output=True, text=True)
+    return _worker_answer(proc.stdout, proc.stderr, proc.returncode)
+
+
+class _Simulations:
+    """The worker subprocesses of one run() or sweep(): started from any thread, stopped together
+    (on an interrupt or an error) by stop()."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def run(self, request: dict) -> dict:
+        cmd, env = _worker_command()
+        with self._lock:
+            if self._stopped:
+                raise cf.CancelledError()
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env=env)
+            self._running.add(proc)
+        try:
+            out, err = proc.communicate(json.dumps(request))
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        if self._stopped:
+            raise cf.CancelledError()
+        return _worker_answer(out, err, proc.returncode)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            procs = list(self._running)
+        for p in procs:
+            p.terminate()  # SIGTERM: the simulation stops at its next event
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 def _worker_main() -> int:
@@ -80,35 +121,6 @@ def _worker_main() -> int:
     sys.stdout.write("\n" + _RESULT_MARK + json.dumps(out) + "\n")
     sys.stdout.flush()
     return 0
-
-
-def _spawn_pool(workers: int) -> cf.ProcessPoolExecutor:
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                  max_tasks_per_child=1)
-
-
-def _abort_pool(pool: cf.ProcessPoolExecutor, futures: Iterable[cf.Future] = ()) -> None:
-    """Stops a pool now (an interrupt, an error): cancels queued points and terminates the running
-    ones, without waiting for them to finish.
-
-    CPython 3.11's pool with max_tasks_per_child strands work already handed to the call queue when
-    shut down while a worker exits at its task limit, and interpreter exit then hangs
-    (python/cpython#119592, #152967; fixed in 3.13/3.14). So the workers are terminated while the
-    pool's manager thread still watches them: it sees a broken pool, fails what is left and exits,
-    and shutdown() returns. Uses the pool's private _processes/_pending_work_items/
-    _executor_manager_thread (stable from 3.9 to 3.14), each guarded."""
-    for f in futures:
-        f.cancel()
-    thread = getattr(pool, "_executor_manager_thread", None)
-    deadline = time.monotonic() + 30.0
-    while (thread is not None and thread.is_alive() and getattr(pool, "_pending_work_items", None)
-           and time.monotonic() < deadline):
-        for p in list((getattr(pool, "_processes", None) or {}).values()):
-            if p.is_alive():
-                p.terminate()
-        thread.join(0.05)
-    pool.shutdown(wait=not (thread is not None and thread.is_alive() and getattr(pool, "_pending_work_items", None)),
-                  cancel_futures=True)
 
 
 def _unwrap(out: dict, where: str = "") -> str:
@@ -147,17 +159,12 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
     from .result import Result
 
     req = _request(scenario, seed, overrides, base_dir, kwargs)
-    pool = _spawn_pool(1)
-    future = pool.submit(_run_point, req)
+    sims = _Simulations()
     try:
-        out = future.result()
-    except cf.process.BrokenProcessPool as e:
-        pool.shutdown(wait=True)
-        raise RuntimeError("napisim: the simulation process died (see its stderr above)") from e
+        out = sims.run(req)
     except BaseException:  # KeyboardInterrupt in a notebook: stop the simulation too
-        _abort_pool(pool, [future])
+        sims.stop()
         raise
-    pool.shutdown(wait=True)
     return Result.from_json(_unwrap(out), label)
 
 
@@ -395,17 +402,17 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
 def _execute(todo: dict, finished: Callable[[str, dict], None], workers: Optional[int], executor: Any) -> None:
     if executor is None:
         n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-        pool = _spawn_pool(n)
-        futures = {pool.submit(_run_point, p["request"]): k for k, p in todo.items()}
+        sims = _Simulations()
+        pool = cf.ThreadPoolExecutor(max_workers=n, thread_name_prefix="napisim-sweep")
+        futures = {pool.submit(sims.run, p["request"]): k for k, p in todo.items()}
         try:
             for f in cf.as_completed(futures):
-                try:
-                    out = f.result()
-                except cf.process.BrokenProcessPool as e:
-                    raise RuntimeError("napisim: a simulation process died (see its stderr above)") from e
-                finished(futures[f], out)
+                finished(futures[f], f.result())
         except BaseException:
-            _abort_pool(pool, futures)
+            for f in futures:
+                f.cancel()
+            sims.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
     elif _is_dask_client(executor):

@@ -242,3 +242,40 @@ def test_cache_key_follows_the_trace_content_not_its_location(tmp_path):
     assert keys[0] == keys[1], "a copy of the scenario and its trace elsewhere misses the cache"
     assert keys[2] != keys[0], "another trace hits the old trace's cache entry"
 
+
+# The same sweep from a script without a main guard, from stdin and from -c: no point is pickled
+# and __main__ is never re-imported (each point is its own `python -m napisim._worker` process).
+SCRIPT = (
+    "import napisim\n"
+    "df = napisim.sweep('quickstart', grid={'workload.params.num_flows': [8, 16]}, seeds=[1], workers=2,\n"
+    "                   cache=False, progress=False, duration_s=0.01, warmup_s=0.002)\n"
+    "print('rows', len(df), int((df['throughput'] > 0).sum()))\n"
+    "r = napisim.run('quickstart', duration_s=0.01, warmup_s=0.002)\n"
+    "print('run', r.summary['throughput'] > 0)\n"
+)
+
+
+@pytest.mark.parametrize("how", ["script", "stdin", "-c"])
+def test_sweep_and_run_work_from_any_script(tmp_path, how):
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    if how == "script":
+        f = tmp_path / "no_main_guard.py"
+        f.write_text(SCRIPT)
+        cmd, stdin = [sys.executable, str(f)], None
+    elif how == "stdin":
+        cmd, stdin = [sys.executable, "-"], SCRIPT
+    else:
+        cmd, stdin = [sys.executable, "-c", SCRIPT], None
+    out = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "rows 2 2" in out.stdout and "run True" in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+def test_a_failing_point_raises_the_simulators_message(tmp_path):
+    # A value only the built host can reject (a cpulist naming a CPU it lacks): the point's own
+    # error, as ValueError, not a pool traceback.
+    with pytest.raises(ValueError, match=r"/workload/params/server_cpus"):
+        small_sweep(tmp_path, grid={"workload.params.server_cpus": ["0", "900"]}, seeds=[1])
