@@ -107,13 +107,42 @@ void RpcServer::new_request(Flow& f, Nanos at) {
   send_request(f, r);
 }
 
+namespace {
+// SKB_TRUESIZE(0) (include/linux/skbuff.h v6.6, x86-64): SKB_DATA_ALIGN(sizeof(struct sk_buff))
+// 256 + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) 320, charged per skb on top of its data.
+constexpr std::int64_t kSkbOverhead = 576;
+}  // namespace
+
+std::int64_t RpcServer::truesize(const Request& r) const {
+  return r.request_size + kSkbOverhead * k_->params().net.segs_of(r.request_size);
+}
+
 void RpcServer::send_request(Flow& f, const Request& r) {
+  // tcp_sendmsg(): data beyond the peer's window waits in the send queue; a full send queue
+  // (sk_stream_memory_free() false) makes a non-blocking send() fail, and an open-loop client
+  // cannot send the request at all. A closed-loop flow never has more than one outstanding.
+  const std::int64_t size = truesize(r);
+  if (!f.held.empty() || f.rmem + size > p_.rcvbuf) {
+    if (f.wmem + size > p_.sndbuf) {
+      ++unsent_;
+      if (in_window(r.sent)) ++unsent_in_window_;
+      return;
+    }
+    f.wmem += size;
+    f.held.push_back(r);
+  } else {
+    transmit(f, r, r.sent + p_.client_tx_ns);
+  }
   ++sent_;
   if (in_window(r.sent)) ++sent_in_window_;
   if (send_log_) send_log_->push_back(r.sent);
-  f.unread.push_back(r);
   f.waiting.push_back(r);
-  uplink_.send_message(f.host, f.sock, r.request_size, r.sent + p_.client_tx_ns);
+}
+
+void RpcServer::transmit(Flow& f, const Request& r, Nanos depart) {
+  f.rmem += truesize(r);
+  f.unread.push_back(r);
+  uplink_.send_message(f.host, f.sock, r.request_size, depart);
 }
 
 Proc<void> RpcServer::worker(Worker& w) {
@@ -132,6 +161,13 @@ Proc<void> RpcServer::worker(Worker& w) {
       while (!f.unread.empty() && f.srv_got >= static_cast<std::int64_t>(f.unread.front().request_size)) {
         const Request r = f.unread.front();
         f.unread.pop_front();
+        f.rmem -= truesize(r);
+        if (!f.held.empty() && !f.window_update) {
+          // tcp_cleanup_rbuf(): the read opens the window; the ACK saying so reaches the client.
+          f.window_update = true;
+          k_->host().schedule(k.now() + paths_[static_cast<std::size_t>(f.host)].latency_ns, Prio::kWire, this,
+                              kWindowOpen, static_cast<std::uint64_t>(s.id));
+        }
         f.srv_got -= r.request_size;
         f.srv_end += r.request_size;
         // Readable since the skb carrying the request's last byte was queued (Socket::rx_stamps).
@@ -287,6 +323,17 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kTraceArrival:
       trace_arrival();
       break;
+    case kWindowOpen: {  // tcp_ack() on the client: the window opened, tcp_push_pending_frames()
+      Flow& f = flows_[arg];
+      f.window_update = false;
+      while (!f.held.empty() && f.rmem + truesize(f.held.front()) <= p_.rcvbuf) {
+        const Request r = f.held.front();
+        f.held.pop_front();
+        f.wmem -= truesize(r);
+        transmit(f, r, k_->now() + p_.client_tx_ns);
+      }
+      break;
+    }
     case kClientArrive: {
       Fifo<Train>& q = to_client_[arg];
       const Train tr = q.front();
@@ -317,7 +364,8 @@ void RpcServer::report(Json& summary, Json& workload) const {
   const double secs = to_seconds(window_end_ - window_begin_);
   summary["transactions"] = measured_;
   summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
-  summary["offered_rps"] = secs > 0 ? static_cast<double>(sent_in_window_) / secs : 0.0;
+  summary["offered_rps"] = secs > 0 ? static_cast<double>(sent_in_window_ + unsent_in_window_) / secs : 0.0;
+  summary["unsent_requests"] = unsent_in_window_;
   summary["latency_ns"] = latency_json(hist_, report_percentiles(p_.percentiles));
   // Kicinski's "App Overld": share of requests that waited in the application past the threshold.
   summary["app_overload_pct"] = started_ > 0 ? 100.0 * static_cast<double>(overloaded_) / static_cast<double>(started_) : 0.0;

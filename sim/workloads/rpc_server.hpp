@@ -56,6 +56,8 @@ struct RpcServerParams {
   std::int64_t client_tx_ns = 3000;
   std::int64_t client_rx_ns = 3000;
   std::int64_t rto_ns = 200000000;
+  std::int64_t rcvbuf = 6291456;  // tcp_rmem[2]: where receive-buffer autotuning ends
+  std::int64_t sndbuf = 4194304;  // tcp_wmem[2]
   std::vector<double> percentiles = {50, 90, 99, 99.9};
 
   template <class V>
@@ -88,6 +90,14 @@ struct RpcServerParams {
       Range{0, 1e9});
     v("rto_ns", &RpcServerParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
       Range{1000, 1e10});
+    v("rcvbuf", &RpcServerParams::rcvbuf, "bytes",
+      "Server socket receive buffer, in skb truesize: what a connection queues unread before its window "
+      "closes (default tcp_rmem[2], where autotuning ends)",
+      Range{4096, 1e10});
+    v("sndbuf", &RpcServerParams::sndbuf, "bytes",
+      "Idealised client's socket send buffer, in skb truesize: what waits behind a closed window before "
+      "send() fails and the open-loop client counts the request unsent (default tcp_wmem[2])",
+      Range{4096, 1e10});
     v("percentiles", &RpcServerParams::percentiles, "%", "Latency percentiles to print", Range{0, 100});
   }
   bool operator==(const RpcServerParams&) const = default;
@@ -158,6 +168,12 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::int64_t srv_got = 0;    // bytes read by the server beyond the requests already framed
     std::int64_t srv_end = 0;    // stream offset of the end of the last framed request
     std::int64_t resp_got = 0;   // client: response bytes received for waiting.front()
+    // TCP flow control: the window bounds what is sent and not yet read by the server application
+    // (rmem, truesize of in flight + receive queue, against rcvbuf); beyond it requests wait in
+    // the client's send queue (held, wmem against sndbuf) until a read opens the window.
+    std::int64_t rmem = 0, wmem = 0;
+    Fifo<Request> held{4};
+    bool window_update = false;  // an ACK opening the window is on its way to the client
   };
   using Train = WireTrain;
   struct Worker {
@@ -168,8 +184,11 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   };
   enum Kind : std::uint32_t {
     kStart = 1, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
-    kTraceArrival = 7, kWorkerWake = 8
+    kTraceArrival = 7, kWorkerWake = 8, kWindowOpen = 9
   };
+  /// sk_rmem/sk_wmem charge of a request: its payload plus SKB_TRUESIZE(0) per segment.
+  std::int64_t truesize(const Request& r) const;
+  void transmit(Flow& f, const Request& r, Nanos depart);  // onto the wire: in the server's unread
   Proc<void> worker(Worker& w);
   void send_request(Flow& f, const Request& r);
   void new_request(Flow& f, Nanos at);  // app: draw sizes
@@ -198,6 +217,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Nanos trace_base_ = 0;                    // start of the current pass over the trace
   std::vector<Nanos>* send_log_ = nullptr;
   std::uint64_t sent_ = 0, completed_ = 0, measured_ = 0, sent_in_window_ = 0;
+  std::uint64_t unsent_ = 0, unsent_in_window_ = 0;  // open loop: send() failed, the send queue full
   std::uint64_t started_ = 0, overloaded_ = 0, blocked_ = 0;
   std::uint64_t drops_ = 0;
   Histogram hist_, queue_hist_, service_hist_;

@@ -155,6 +155,29 @@ TEST(AppTest, OverloadCountsRequestsThatWaitedPastTheThreshold) {
   EXPECT_NEAR(r.lat("max"), 300000, 3000);
 }
 
+// ---- TCP flow control bounds what an overloaded connection queues ----
+
+TEST(AppTest, TheWindowAndTheSendBufferBoundAConnectionsQueue) {
+  // 20 requests of 64 B at t = 0 on one connection, 100 us of service each. A request charges
+  // 64 + 576 (SKB_TRUESIZE(0)) = 640 bytes: a 4096-byte receive buffer takes 6 of them in flight
+  // or unread (3840), a 4096-byte send buffer holds the next 6 behind the closed window, and the
+  // last 8 cannot be sent (counted unsent). Each read opens the window for one more, sent at once
+  // (zero latency): 12 answered, the 12th after 12 services; once readable, a request waits behind
+  // at most the window's other 5 and the one in service: 600 us.
+  std::string csv = "timestamp,flow,request_size,response_size,service_ns\n";
+  for (int i = 0; i < 20; ++i) csv += "0,1,64,64,100000\n";
+  const std::string f = temp_file("burst.csv", csv);
+  Json doc = zero_cost_scenario({{"type", "trace"},
+                                 {"params", {{"file", f}, {"num_threads", 1}, {"rcvbuf", 4096}, {"sndbuf", 4096}}}});
+  doc["duration_s"] = 0.01;
+  const SimRun r = run(doc);
+  EXPECT_EQ(r.summary()["unsent_requests"].get<int>(), 8);
+  EXPECT_EQ(r.summary()["transactions"].get<int>(), 12);
+  EXPECT_EQ(r.r["conservation"]["sent"].get<int>(), 12);
+  EXPECT_NEAR(r.lat("max"), 12 * 100000, 0.01 * 12 * 100000);
+  EXPECT_NEAR(r.summary()["app"]["queue_ns"]["max"].get<double>(), 6 * 100000, 0.01 * 6 * 100000);
+}
+
 // ---- off-CPU blocking ----
 
 Json blocking(int threads) {
