@@ -9,6 +9,7 @@ PKGS=(
   python3-jsonschema python3-nbclient python3-ipykernel python3-nbformat python3-distributed python3-tqdm
   jupyter-nbconvert valgrind
 )
+PKGS+=("$@")  # extra packages a tool needs (tools/fuzz.sh: clang and libFuzzer)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
