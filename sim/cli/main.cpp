@@ -1,5 +1,5 @@
-// napisim command line: run | validate | schema | list-models | describe | calibrate.
-// Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error.
+// napisim command line: run | validate | schema | list-models | list-scenarios | describe | calibrate | trace-gen.
+// Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error, 128 + signal (SIGINT, SIGTERM).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -21,6 +21,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
 #include "sim/workloads/trace.hpp"
+#include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
 
 namespace {
 
@@ -105,9 +106,9 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
   opt.sets = sets;
   opt.seed = seed;
   opt.progress = isatty(2) != 0;
-  Json doc = napisim::load_scenario_doc(file);
-  if (!file.empty() && std::filesystem::exists(file))
-    opt.base_dir = std::filesystem::absolute(file).parent_path().string();
+  const std::string path = napisim::find_scenario_file(file);
+  Json doc = path.empty() ? napisim::default_scenario() : napisim::load_json_file(path);
+  if (!path.empty()) opt.base_dir = std::filesystem::absolute(path).parent_path().string();
   if (!out_dir.empty()) check_output_dir(out_dir, {"result.json", "result.csv", "result.txt"}, "--out");
   const Json result = napisim::run_scenario(doc, opt);
   const std::string text = format_result(result, format);
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
   std::string seed;  // checked by parse_seed(), which says what it expected
 
   auto* run = app.add_subcommand("run", "Run a scenario (default: the embedded quickstart scenario)");
-  run->add_option("file", file, "Scenario JSON file, or \"quickstart\"");
+  run->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios; default: the embedded quickstart)");
   run->add_option("--set", sets, "Override a value: path=value (a JSON pointer such as /nics/0/queues, or a dotted path such as nics[0].queues); repeatable");
   auto* seed_opt = run->add_option("--seed", seed, "Random seed, an integer >= 0 (overrides the scenario's)");
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
@@ -144,11 +145,13 @@ int main(int argc, char** argv) {
                   "csv, netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate");
 
   auto* validate = app.add_subcommand("validate", "Check a scenario and print it with every default resolved");
-  validate->add_option("file", file, "Scenario JSON file")->required();
+  validate->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios)")->required();
   validate->add_option("--set", sets, "Override a value: path=value; repeatable");
 
   app.add_subcommand("schema", "Print the scenario JSON Schema");
   app.add_subcommand("list-models", "List the receive-path models");
+  app.add_subcommand("list-scenarios", "List the scenario names run and validate accept (and napisim.run in Python)");
+  app.set_version_flag("--version", std::string("napisim ") + NAPISIM_VERSION + " (" + NAPISIM_GIT_SHA + ")");
   auto* describe = app.add_subcommand("describe", "Describe a model's parameters");
   describe->add_option("model", model, "Model name")->required();
 
@@ -186,8 +189,10 @@ int main(int argc, char** argv) {
     if (validate->parsed()) {
       napisim::RunOptions opt;
       opt.sets = sets;
-      opt.base_dir = std::filesystem::absolute(file).parent_path().string();
-      std::cout << napisim::validate_scenario(napisim::load_json_file(file), opt).dump(2) << "\n";
+      const std::string path = napisim::find_scenario_file(file);
+      if (!path.empty()) opt.base_dir = std::filesystem::absolute(path).parent_path().string();
+      const Json doc = path.empty() ? napisim::default_scenario() : napisim::load_json_file(path);
+      std::cout << napisim::validate_scenario(doc, opt).dump(2) << "\n";
       return 0;
     }
     if (calibrate->parsed()) {
@@ -213,6 +218,10 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("schema")) {
       std::cout << napisim::scenario_schema().dump(2) << "\n";
+      return 0;
+    }
+    if (app.got_subcommand("list-scenarios")) {
+      for (const std::string& n : napisim::list_scenarios()) std::printf("%s\n", n.c_str());
       return 0;
     }
     if (app.got_subcommand("list-models")) {

@@ -1,9 +1,12 @@
 #include "sim/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "sim/model/model.hpp"
 #include "sim/params/json_util.hpp"
@@ -446,10 +449,64 @@ Json scenario_schema() {
 
 Json default_scenario() { return parse_json_text(kQuickstartJson, "embedded quickstart scenario"); }
 
+std::vector<std::string> scenario_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("NAPISIM_SCENARIOS")) {
+    std::string list = env;
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t colon = std::min(list.find(':', at), list.size());
+      if (colon > at) dirs.push_back(list.substr(at, colon - at));
+      at = colon + 1;
+    }
+  }
+  dirs.push_back(NAPISIM_SCENARIOS_DIR);
+  dirs.push_back((std::filesystem::current_path() / "scenarios").string());
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    const auto canon = std::filesystem::weakly_canonical(d, ec);
+    if (seen.insert(ec ? d : canon.string()).second) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<std::string> list_scenarios() {
+  std::set<std::string> names;
+  for (const std::string& d : scenario_dirs()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(d, ec)) continue;
+    for (auto it = std::filesystem::recursive_directory_iterator(d, ec); !ec && it != std::filesystem::end(it);
+         it.increment(ec)) {
+      const std::filesystem::path& p = it->path();
+      const std::string file = p.filename().string();
+      if (!it->is_regular_file(ec) || p.extension() != ".json" || file.ends_with(".schema.json")) continue;
+      names.insert(std::filesystem::relative(p, d).replace_extension().generic_string());
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string find_scenario_file(const std::string& spec) {
+  std::error_code ec;
+  if (spec.empty()) return "";
+  if (std::filesystem::is_regular_file(spec, ec)) return spec;
+  for (const std::string& d : scenario_dirs()) {
+    for (const std::string& cand : {d + "/" + spec, d + "/" + spec + ".json"})
+      if (std::filesystem::is_regular_file(cand, ec)) return cand;
+  }
+  if (spec == "quickstart") return "";  // the embedded copy
+  if (std::filesystem::exists(spec, ec)) return spec;  // a directory or device: load_json_file says which
+  std::string searched, known;
+  for (const std::string& d : scenario_dirs()) searched += (searched.empty() ? "" : ", ") + d;
+  for (const std::string& n : list_scenarios()) known += (known.empty() ? "" : ", ") + n;
+  throw ConfigError("/", "no scenario file or scenario name '" + spec + "' (searched " + searched +
+                             "; known names: " + (known.empty() ? "none" : known) + ")");
+}
+
 Json load_scenario_doc(const std::string& path_or_name) {
-  // "quickstart" names the embedded default unless a file of that name exists.
-  const bool embedded = path_or_name.empty() || (path_or_name == "quickstart" && !std::filesystem::exists(path_or_name));
-  return embedded ? default_scenario() : load_json_file(path_or_name);
+  const std::string file = find_scenario_file(path_or_name);
+  return file.empty() ? default_scenario() : load_json_file(file);
 }
 
 void apply_overrides(Json& doc, const std::vector<std::string>& sets) {

@@ -203,7 +203,17 @@ std::string scenario_sha256(const Scenario& s);
 Json scenario_schema();
 /// The embedded default scenario (scenarios/quickstart.json, compiled in).
 Json default_scenario();
-/// Loads a scenario document: a file path, or the name of the embedded default ("quickstart").
+/// Directories searched for named scenarios, in the Python package's order (napisim.scenario_dirs):
+/// $NAPISIM_SCENARIOS (':'-separated), the source tree's scenarios/ this build came from, then
+/// ./scenarios.
+std::vector<std::string> scenario_dirs();
+/// Names of the scenarios found there, e.g. "quickstart", "wei2020/tcp_rr_1B", sorted.
+std::vector<std::string> list_scenarios();
+/// The file a scenario argument names: a file path, else a name under scenario_dirs() with or
+/// without ".json"; "" for the embedded default ("" or "quickstart" when no file has that name).
+/// ConfigError("/") otherwise, with the directories searched and the known names.
+std::string find_scenario_file(const std::string& path_or_name);
+/// Loads a scenario document: find_scenario_file()'s file, or the embedded default.
 Json load_scenario_doc(const std::string& path_or_name);
 /// Applies `--set path=value` overrides to a document (same validation as the file, at parse). The
 /// document must be an object (a file holding `null` is not a scenario, with or without --set).

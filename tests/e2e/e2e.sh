@@ -301,6 +301,21 @@ assert sb["unsent_requests"] > 2.0 * (500000 - 50000) * 0.95, "the load above ca
 PY
     ;;
 
+  names_resolve_like_python)
+    # One resolver: the CLI takes the names the Python package takes, from any directory.
+    expect_rc 0 "$napisim" list-scenarios
+    PYTHONPATH="$(dirname "$napisim")/python" $py -c 'import napisim; print("\n".join(napisim.list_scenarios()))' > py.txt ||
+      fail "python list_scenarios"
+    diff -u py.txt cmd.out > /dev/null || fail "list-scenarios differs from napisim.list_scenarios()"
+    grep -qx 'wei2020/tcp_rr_1B' cmd.out || fail "wei2020/tcp_rr_1B not listed"
+    expect_rc 0 "$napisim" validate quickstart
+    expect_rc 0 "$napisim" validate wei2020/tcp_rr_1B.json
+    expect_rc 0 "$napisim" run wei2020/tcp_rr_1B --set duration_s=0.002 --set warmup_s=0.001 --format json
+    $py -c 'import json, sys; assert json.load(open("cmd.out"))["scenario"]["name"] == "wei2020/tcp_rr_1B"' || fail "ran another scenario"
+    expect_rc 0 "$napisim" --version
+    grep -q '^napisim [0-9.]* (' cmd.out || fail "--version: $(cat cmd.out)"
+    ;;
+
   bad_set_unknown_key)
     expect_bad_input '/nics/0/rx_queus' "$napisim" run --set nics.0.rx_queus=3
     grep -q 'unknown key' cmd.err || fail "no 'unknown key'"
@@ -327,7 +342,9 @@ PY
     expect_bad_input '/nics/0/queues: expected integer' "$napisim" run --set nics.0.queues=1.5
     ;;
   bad_missing_file)
-    expect_bad_input "cannot read scenario file '$work/nosuch.json'" "$napisim" run "$work/nosuch.json"
+    expect_bad_input "no scenario file or scenario name '$work/nosuch.json'" "$napisim" run "$work/nosuch.json"
+    grep -qF 'known names: ' cmd.err || fail "the known names are not listed"
+    expect_bad_input "cannot read scenario file '$work': Is a directory" "$napisim" run "$work"
     ;;
   bad_unknown_model)
     expect_bad_input '/models/0/name: unknown model "nosuch"' "$napisim" run --set models.0.name=nosuch
