@@ -467,9 +467,9 @@ class Kernel : public EventSink, public WakeView {
   /// epoll_wait()'s syscall entry and ep_poll() before it reads the ready list.
   Nanos ep_poll_entry_ns() const { return costs_.syscall_ns + costs_.epoll_wait_ns; }
   /// The application's own busy loop, after an epoll_wait(timeout 0) by `t` came back empty: it
-  /// calls epoll_wait(0) again and again, each empty call ep_poll_entry_ns() of system time, and
-  /// reading the ready list at the end of that time as epoll_wait() does. Returns what the first
-  /// call to find events returns, as epoll_wait() (with `owed`, the transfer is left owed). The
+  /// calls epoll_wait(0) again and again, each empty call ep_poll_entry_ns() of system time that
+  /// reads the ready list halfway through. Returns what the first call to find events returns, as
+  /// epoll_wait() (with `owed`, the transfer and the call's return are left owed). The
   /// loop is preemptible: when the scheduler wants the CPU it yields, then goes on calling.
   Proc<int> epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed = nullptr);
   /// ep_send_events(): moves up to `maxevents` ready sockets to `out`; returns the transfer's CPU

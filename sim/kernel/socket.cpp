@@ -189,20 +189,24 @@ bool Kernel::ep_poll_wait_again(Task& t) {
 
 Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed) {
   // ep_poll() with timeout 0 (fs/eventpoll.c v6.6): timed_out = 1, ep_events_available() false,
-  // return 0. The empty calls change nothing, so their run is one spin; the call in progress when
-  // the ready list fills runs to its end, where it reads the list, and returns the events.
+  // return 0. The empty calls change nothing, so their run is one spin. Each call reads the ready
+  // list halfway through (the syscall entry and do_epoll_wait()'s lookup before, the return after:
+  // half each [INFER]); the first read after the list fills takes the events (ep_send_events())
+  // and the call returns.
   const Nanos call = ep_poll_entry_ns();
+  const Nanos before = call / 2;
   for (;;) {
     const Nanos from = now();
     co_await spin_until(t, nullptr, &ep, kNever, CpuClass::kSystem);
     if (!ep.ready.empty()) {
       const Nanos into = call > 0 ? (now() - from) % call : 0;
-      if (into > 0) co_await exec(task_ctx(t, CpuClass::kSystem), call - into);
+      const Nanos to_read = into <= before ? before - into : call - into + before;
+      if (to_read > 0) co_await exec(task_ctx(t, CpuClass::kSystem), to_read);
       break;
     }
     co_await cond_resched(t);
   }
-  const Nanos cost = ep_send_events(t, ep, maxevents, out);
+  const Nanos cost = ep_send_events(t, ep, maxevents, out) + (call - before);
   if (owed) {
     *owed = cost;
   } else {

@@ -1213,11 +1213,12 @@ Proc<void> epoll_busy_loop_once(Kernel& k, Task& t, Epoll& ep, Nanos* returned, 
 }
 
 TEST(KernelTest, UserspaceBusyLoopFindsAnEventAtTheNextEpollWaitCall) {
-  // Each empty epoll_wait(0) costs the entry, 350 ns, and reads the ready list at its end: calls
-  // at 0, 350, 700, 1050, 1400... An event queued during a call is found at that call's end and
-  // returned after the 40 ns transfer: queued at 1000 or at 1050 -> found at 1050, returned at
-  // 1090; at 1051 -> found at 1400, returned at 1440. All of it is system time on CPU 0.
-  for (const auto& [queued, returns] : {std::pair<Nanos, Nanos>{1000, 1090}, {1050, 1090}, {1051, 1440}}) {
+  // The first epoll_wait(0) runs 0..350 and finds nothing; then calls of 350 ns at 350, 700,
+  // 1050, 1400, each reading the ready list halfway: at 525, 875, 1225, 1575. An event is taken
+  // by the next read, then the 40 ns transfer and the call's last 175 ns: queued at 1000 or at
+  // 1225 -> read at 1225, returned at 1440; at 1226 -> read at 1575, returned at 1790. All of it
+  // is system time on CPU 0.
+  for (const auto& [queued, returns] : {std::pair<Nanos, Nanos>{1000, 1440}, {1225, 1440}, {1226, 1790}}) {
     EpollRig e;
     Socket& s = e.add_socket(1);
     e.r.k.epoll_ctl_add(e.ep, s, kEpollIn);  // nothing to read: not ready
