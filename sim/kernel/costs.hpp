@@ -19,17 +19,22 @@ namespace napisim {
 struct CostParams {
   // Interrupts and softirq entry.
   std::int64_t hardirq_ns = 591;         // [FIT, was 400] irq entry/exit + driver handler (mask CQ, napi_schedule) [INFER]
-  // Indirect cost of a network interrupt to the application it lands on: the handler and the
-  // softirq run after it evict the task's cache and TLB lines, which the task refills afterwards.
-  // FlexSC (Soares & Stumm, OSDI 2010) measured user-mode IPC depressed for up to ~14K cycles
-  // after a kernel entry [MEAS range]; the fitted value is ~5K cycles at 3 GHz.
-  std::int64_t irq_indirect_ns = 1677;   // [FIT, was 1000]
   std::int64_t softirq_entry_ns = 100;   // one __do_softirq pass: pending snapshot, irq on/off [INFER]
   std::int64_t ipi_send_ns = 150;        // smp_call_function_single_async on the sender [INFER]
   std::int64_t ipi_latency_ns = 1000;    // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
   std::int64_t ipi_handler_ns = 250;     // IPI receive: irq entry/exit + handler [INFER]
   std::int64_t cstate_exit_ns = 2000;    // idle-state exit before an idle CPU runs an interrupt or polled wakeup [CODE: intel_idle skx_cstates C1 exit_latency 2 us]
   std::int64_t tick_ns = 300;            // scheduler_tick work per jiffy on a busy CPU [INFER]
+  // Cache state (sim/kernel/cache.cpp): work pays a refill of its working set when the core's private
+  // caches hold another owner's lines. FlexSC (Soares & Stumm, OSDI 2010, fig. 2-3) measured user-mode
+  // IPC depressed for up to ~14K cycles after a single syscall or exception on a Core i7: the L1, TLB
+  // and branch state a kernel path of well under a microsecond displaces; Li, Ding & Shen ("Quantifying
+  // the cost of context switch", ExpCS 2007) measured the indirect cost of a context switch growing
+  // with the working set from a few us (L2-sized) upwards [MEAS ranges]. The refill of a fully cold
+  // working set is ~6K cycles at 3 GHz (the earlier fitted per-interrupt surcharge was 1677 ns);
+  // foreign work of cache_evict_ns displaces 1 - 1/e of it, a few kernel paths' worth.
+  std::int64_t cache_refill_ns = 2000;   // [INFER]
+  std::int64_t cache_evict_ns = 2000;    // [INFER]
   // NAPI / driver / GRO.
   std::int64_t napi_poll_ns = 150;       // fixed cost of one napi->poll() call [INFER]
   std::int64_t rx_pkt_ns = 148;          // [FIT, was 120] per RX descriptor: reap, skb build (4 cache lines) [MEAS range 100-300]
@@ -69,14 +74,16 @@ struct CostParams {
   static void fields(V& v) {
     const Range r{0, 1e9};
     v("hardirq_ns", &CostParams::hardirq_ns, "ns", "Hard interrupt: entry/exit and driver handler", r);
-    v("irq_indirect_ns", &CostParams::irq_indirect_ns, "ns",
-      "Cache/TLB refill a user task pays when a network interrupt (NIC, NAPI timer, RPS IPI) interrupts it", r);
     v("softirq_entry_ns", &CostParams::softirq_entry_ns, "ns", "One __do_softirq() pass", r);
     v("ipi_send_ns", &CostParams::ipi_send_ns, "ns", "Sending an IPI", r);
     v("ipi_latency_ns", &CostParams::ipi_latency_ns, "ns", "IPI delivery latency to another CPU", r);
     v("ipi_handler_ns", &CostParams::ipi_handler_ns, "ns", "IPI handler on the receiving CPU", r);
     v("cstate_exit_ns", &CostParams::cstate_exit_ns, "ns", "Extra latency before an idle CPU starts work", r);
     v("tick_ns", &CostParams::tick_ns, "ns", "Scheduler tick work on a busy CPU", r);
+    v("cache_refill_ns", &CostParams::cache_refill_ns, "ns",
+      "Refill of a working set the core's private caches no longer hold (kernel.cache_model)", r);
+    v("cache_evict_ns", &CostParams::cache_evict_ns, "ns",
+      "Other owners' work on a core that displaces 1 - 1/e of a working set from its private caches (0: any)", r);
     v("napi_poll_ns", &CostParams::napi_poll_ns, "ns", "Fixed cost of one napi->poll() call", r);
     v("rx_pkt_ns", &CostParams::rx_pkt_ns, "ns", "Driver RX per packet: descriptor reap and skb build", r);
     v("gro_seg_ns", &CostParams::gro_seg_ns, "ns", "GRO per received segment", r);

@@ -88,13 +88,22 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   update_exec(c);
   cost = vary_cost(c, cost);
   Slot* s;
+  // Whose working set the work touches (cache.cpp): a NAPI poll names its NAPI; other kernel work
+  // in softirq context or a kthread goes on with the owner already running there (net_rx_action()
+  // between polls, ksoftirqd's loop), a user task's syscalls with the task's own.
+  CacheOwner* owner = ctx.owner;
   if (ctx.task) {
     s = &ctx.task->slot;
-    cost += ctx.task->migrate_penalty;
-    ctx.task->migrate_penalty = 0;
+    if (!owner)
+      owner = ctx.task->kind != TaskKind::kUser && c.curr == ctx.task && c.cache_owner ? c.cache_owner
+                                                                                      : &ctx.task->cache;
+  } else if (ctx.level == 2) {
+    s = &c.hardirq;
   } else {
-    s = ctx.level == 2 ? &c.hardirq : &c.softirq;
+    s = &c.softirq;
+    if (!owner) owner = c.cache_owner ? c.cache_owner : &c.softirq_cache;
   }
+  s->owner = owner;
   s->h = h;
   s->remaining = cost;
   s->clear_chain();
@@ -114,8 +123,8 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart (&pa
   while (p != std::end(parts) && !p->has_work()) ++p;
   NAPISIM_ASSERT(p != std::end(parts), "begin_chain(): no part has work (ChainAwait::await_ready() lets none through)");
   const ExecPart& head = *p;
-  const Nanos first = vary_cost(c, head.cost) + t.migrate_penalty;
-  t.migrate_penalty = 0;
+  const Nanos first = vary_cost(c, head.cost);
+  s.owner = &t.cache;
   s.tail = 0;
   std::size_t n = 0;
   for (++p; p != std::end(parts); ++p) {
@@ -172,10 +181,12 @@ void Kernel::arm_segment(Cpu& c) {
   c.ready = false;
   c.part_stop = false;
   if (level == 0 && c.switch_remaining > 0) {
+    if (c.cache_owner) cache_leave(c);
     cls = CpuClass::kSystem;
     c.seg_start = std::max(c.seg_start, now);
     rearm(c, c.seg_start + exec_ns(c.switch_remaining, c.speed_milli));
   } else if (s && s->remaining > 0 && !s->waiting) {
+    if (cache_model_ && s->owner != c.cache_owner) cache_enter(c, *s);
     cls = s->cls;
     c.seg_start = std::max(c.seg_start, now);
     // While need_resched is set, a chain stops at its next part boundary: the preemption point
@@ -196,6 +207,7 @@ void Kernel::arm_segment(Cpu& c) {
     }
   } else {
     busy = s != nullptr;  // a waiting slot still occupies the CPU (e.g. spinning), idle otherwise
+    if (!busy && c.cache_owner) cache_leave(c);
     if (s) cls = s->cls;
     c.seg_timer.cancel();
   }
@@ -250,14 +262,6 @@ void Kernel::raise_irq(int cpu_id, std::uint64_t code, Nanos at) {
 void Kernel::start_hardirq(Cpu& c, std::uint64_t code) {
   update_exec(c);
   ++c.irqs;
-  // A network interrupt (and the softirq that irq_exit() runs after it) landing on a user task
-  // mid-segment evicts its working set: the task pays the refill when it resumes, as a task that
-  // migrated across LLCs does (migrate_penalty). Kthreads share the handler's data, so they do not.
-  const auto type = static_cast<IrqType>((code >> 40) & 0xff);
-  if ((type == kIrqNic || type == kIrqNapiTimer || type == kIrqIpiRps) && !c.softirq_active && c.curr &&
-      c.curr->kind == TaskKind::kUser && c.switch_remaining == 0 && c.curr->slot.remaining > 0 &&
-      !c.curr->slot.waiting)
-    c.curr->slot.remaining += costs_.irq_indirect_ns;
   c.hardirq_active = true;
   c.hardirq_proc = hardirq_body(c, code);
   c.hardirq.h = c.hardirq_proc.handle();
@@ -412,8 +416,7 @@ void Kernel::smp_call_single_queue(int target, Task* task) {
   } else {
     c.csq_rps = true;
   }
-  // The IPI's type (for irq_indirect_ns: an RPS call runs NET_RX after it) follows the call that
-  // sent it.
+  // The IPI's type follows the call that sent it.
   if (was_empty) send_call_function_single_ipi(target, irq_code(task ? kIrqIpiWake : kIrqIpiRps, 0));
 }
 

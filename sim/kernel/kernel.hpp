@@ -4,6 +4,8 @@
 // NIC driver glue, sockets and epoll. Its methods are split by subsystem, one .cpp each, named
 // after the kernel files they mirror:
 //   cpu.cpp      execution contexts (hardirq > softirq > task), segments, time accounting, SMT
+//   cache.cpp    per-CPU cache state: the refill work pays after other owners' work or a move
+//                (what kernel/sched/fair.c task_hot() guesses at)
 //   sched.cpp    kernel/sched/core.c + fair.c glue: try_to_wake_up, schedule, tick, balance, PSI
 //   softirq.cpp  kernel/softirq.c: raise_softirq, irq_exit/invoke_softirq, handle_softirqs, ksoftirqd
 //   napi.cpp     net/core/dev.c: napi_schedule, net_rx_action, __napi_poll, napi_complete_done,
@@ -62,6 +64,7 @@ struct Ctx {
   Task* task = nullptr;
   std::uint8_t level = 0;  // 0 task, 1 softirq, 2 hardirq
   CpuClass cls = CpuClass::kSystem;
+  CacheOwner* owner = nullptr;  // the working set touched (null: the task's own, or the CPU's softirq)
 };
 
 /// struct sd_flow_limit (net/core/dev.c): per-CPU history of the flows that filled the backlog.
@@ -157,6 +160,8 @@ struct alignas(64) Cpu {
   // The CFS runqueue's PELT utilization (kernel/sched/pelt.c), read by SIS_UTIL; util_busy is
   // cfs_rq->curr != NULL since its last update.
   pelt::UtilAvg util;
+  CacheOwner* cache_owner = nullptr;  // whose work runs here now (cache.cpp; null: idle, hardirq)
+  CacheOwner softirq_cache;           // softirq work that polls no NAPI (timers, RPS IPIs)
   Slot hardirq;
   Slot softirq;
   Timer tick_timer;
@@ -637,6 +642,10 @@ class Kernel : public EventSink, public WakeView {
   }
   void update_exec_slow(Cpu& c);
   void arm_segment(Cpu& c);
+  /// The per-CPU cache-state model (cache.cpp): c's owner stops running there; s's owner starts.
+  void cache_leave(Cpu& c);
+  void cache_enter(Cpu& c, Slot& s);
+  Nanos busy_ns(const Cpu& c) const;
   void rearm(Cpu& c, Nanos at);
   void set_smt_busy(Cpu& c, bool busy);
   void start_hardirq(Cpu& c, std::uint64_t code);
@@ -680,6 +689,7 @@ class Kernel : public EventSink, public WakeView {
   WakeParams wake_params_;
   Nanos tick_ns_;
   int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
+  bool cache_model_;     // kp_.cache_model: cold-start surcharges (cache.cpp)
   std::unique_ptr<Cpu[]> cpus_;  // topo_.nr_cpus() of them, in one array: placement's idle scans walk consecutive CPUs
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Nic>> nics_;

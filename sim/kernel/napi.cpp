@@ -91,7 +91,10 @@ void Kernel::napi_watchdog(Cpu& c, Napi& n) {
 Proc<int> Kernel::napi_poll(Ctx ctx, Napi& n, bool& repoll) {
   const int weight = n.weight;
   int work = 0;
-  if (n.state & kSched) work = n.ch ? co_await driver_poll(ctx, n, weight) : co_await process_backlog(ctx, n, weight);
+  // The poll works on the NAPI's rings and skbs, whoever polls it (cache.cpp).
+  Ctx pc = ctx;
+  pc.owner = &n.cache;
+  if (n.state & kSched) work = n.ch ? co_await driver_poll(pc, n, weight) : co_await process_backlog(pc, n, weight);
   ++n.polls;
   if (work < weight) co_return work;
   ++n.full_polls;

@@ -9,6 +9,7 @@
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/time.hpp"
+#include "sim/kernel/cache.hpp"
 #include "sim/kernel/waitqueue.hpp"
 
 namespace napisim {
@@ -62,6 +63,7 @@ struct Napi {
   NapiScheduleHook* hook = nullptr;
   Task* spinner = nullptr;    // a busy poller spinning on this NAPI (woken by RX and completion)
   Task* busy_owner = nullptr; // the task whose napi_busy_loop() holds IN_BUSY_POLL
+  CacheOwner cache;           // its rings, page pool and skbs, wherever it is polled
   // statistics
   std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
 };

@@ -119,6 +119,7 @@ struct KernelParams {
   std::string ksoftirqd_mode = "v6.5";       // "let ksoftirqd do its job" era switch (kernel-napi.md 2.7)
   bool irq_time_accounting = true;           // CONFIG_IRQ_TIME_ACCOUNTING
   bool idle_polling = true;                  // idle task sets TIF_POLLING_NRFLAG (mwait/poll idle states)
+  bool cache_model = true;                   // cold-start surcharges (sim/kernel/cache.cpp)
   SchedParams sched;
   NetParams net;
 
@@ -136,6 +137,10 @@ struct KernelParams {
     v("idle_polling", &KernelParams::idle_polling, "",
       "The idle loop polls its thread flags (TIF_POLLING_NRFLAG: intel_idle/ACPI FFH mwait states, idle=poll), so "
       "a wakeup, reschedule or RPS call to an idle CPU sends no IPI; false = HLT idle, where every one is an IPI");
+    v("cache_model", &KernelParams::cache_model, "",
+      "Per-CPU cache state: work whose working set another owner displaced from the core's private caches, or "
+      "that moved to another core, LLC or node, pays a refill (costs.cache_refill_ns, cache_evict_ns, topology "
+      "remote_llc_penalty_ns, remote_node_penalty_ns); false = every surcharge zero");
     v("sched", &KernelParams::sched, "", "Scheduler");
     v("net", &KernelParams::net, "", "Networking sysctls");
   }

@@ -29,6 +29,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   // guarantee 1 jiffy timeout"); 0 in the scenario asks for that default.
   if (kp_.net.netdev_budget_usecs == 0) kp_.net.netdev_budget_usecs = 2 * 1000000 / kp_.hz;
   smt_speed_milli_ = static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5);
+  cache_model_ = kp_.cache_model;
   preempt_full_ = kp_.sched.preempt == "full";
   ksoftirqd_era_ = kp_.ksoftirqd_mode == "4.9-6.4";
   net_rx_refill_ = kp_.ksoftirqd_mode == "v6.5";
@@ -225,7 +226,6 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
     cpu(t.cpu).cfs->detach_sleeping(t.se);
     flags |= enqueue_flags::kMigrated;
     ++t.migrations;
-    t.migrate_penalty += topo_.handoff_penalty(t.cpu, target);
     t.cpu = target;
   }
   t.state = TaskState::kRunnable;
@@ -381,7 +381,6 @@ void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {
   update_exec(to);
   dequeue_task(from, t, dequeue_flags::kMigrate);
   ++t.migrations;
-  t.migrate_penalty += topo_.handoff_penalty(from.id, to.id);
   enqueue_task(to, t, 0);
 }
 

@@ -13,6 +13,7 @@
 #include "sim/core/event_queue.hpp"
 #include "sim/core/time.hpp"
 #include "sim/hw/topology.hpp"
+#include "sim/kernel/cache.hpp"
 #include "sim/kernel/fair.hpp"
 #include "sim/kernel/proc.hpp"
 #include "sim/kernel/waitqueue.hpp"
@@ -50,6 +51,7 @@ struct ExecPart {
 struct Slot {
   static constexpr int kMaxNext = 3;
   std::coroutine_handle<> h;  // resumed when the segment ends (null: nothing to resume)
+  CacheOwner* owner = nullptr;  // whose working set the segment's work touches (null: hardirq)
   Nanos remaining = 0;        // work left in the current segment (all its parts), ns at full core speed
   Nanos tail = 0;             // work of the parts after the current one (0: the last or only part)
   CpuClass cls = CpuClass::kSystem;
@@ -99,7 +101,7 @@ struct Task {
   WaitQueue* waiting_on = nullptr;
   Epoll* ep_poll = nullptr;  // in ep_poll()'s wait loop: resumed only once this epoll has events
   Nanos last_ran = 0;        // for task_hot()
-  Nanos migrate_penalty = 0; // cache refill after a cross-LLC move, added to the next segment
+  CacheOwner cache;          // the task's own working set (user memory, stack, its sockets)
   Nanos exec_ns = 0;         // statistics: CPU time
   SchedEntity se;
   Slot slot;

@@ -16,6 +16,7 @@
 #include "sim/kernel/kernel.hpp"
 #include "sim/model/model.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/unit/zero_fields.hpp"
 #include "sim/scenario/simulation.hpp"
 
 namespace napisim {
@@ -25,17 +26,8 @@ constexpr int kSoftirq = static_cast<int>(CpuClass::kSoftirq);
 constexpr int kKsoftirqd = static_cast<int>(CpuClass::kKsoftirqd);
 constexpr int kKthread = static_cast<int>(CpuClass::kKthread);
 
-CostParams zero_costs() {
-  CostParams c;
-  c.cost_cv = 0;  // deterministic costs: exact hand-computed timelines
-  c.hardirq_ns = c.softirq_entry_ns = c.ipi_send_ns = c.ipi_latency_ns = c.ipi_handler_ns = 0;
-  c.cstate_exit_ns = c.tick_ns = c.napi_poll_ns = c.rx_pkt_ns = c.gro_seg_ns = c.tx_completion_ns = 0;
-  c.rx_skb_ns = c.rx_ack_ns = c.sk_data_ready_ns = c.wakeup_ns = c.tx_ack_ns = c.syscall_ns = 0;
-  c.epoll_wait_ns = c.epoll_event_ns = c.epoll_ctl_ns = c.recv_ns = c.send_ns = c.tx_tso_ns = c.copy_ns_per_kb = 0;
-  c.ctx_switch_ns = 0;
-  c.cost_cv = 0;  // deterministic costs
-  return c;
-}
+/// Every cost zero and deterministic: exact hand-computed timelines.
+CostParams zero_costs() { return testing::all_zero<CostParams>(); }
 
 TopologyParams shape(std::int64_t cores) {
   TopologyParams p;
