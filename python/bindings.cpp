@@ -17,6 +17,7 @@
 #include "sim/model/model.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
+#include "sim/workloads/workload.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
@@ -61,8 +62,16 @@ std::string scenario_sha256(const std::string& scenario, const std::vector<std::
 }
 
 std::string describe(const std::string& name) {
-  const napisim::ModelInfo& m = napisim::builtin_models().get(name, "model");
-  const std::vector<napisim::FieldInfo> rows = m.describe();
+  // A workload type (list_workloads) or a receive-path model (list_models): one table format.
+  std::string title, summary, kind;
+  std::vector<napisim::FieldInfo> rows;
+  Json schema;
+  if (const napisim::WorkloadInfo* w = napisim::builtin_workloads().find(name)) {
+    title = w->name, summary = w->summary, kind = "workload", rows = w->describe(), schema = w->schema();
+  } else {
+    const napisim::ModelInfo& m = napisim::builtin_models().get(name, "model");
+    title = m.name, summary = m.summary, kind = "model", rows = m.describe(), schema = m.schema();
+  }
   Json params = Json::array();
   for (const napisim::FieldInfo& f : rows) {
     params.push_back({{"name", f.name},
@@ -73,12 +82,19 @@ std::string describe(const std::string& name) {
                       {"constraint", f.constraint}});
   }
   Json out;
-  out["name"] = m.name;
-  out["summary"] = m.summary;
+  out["name"] = title;
+  out["kind"] = kind;
+  out["summary"] = summary;
   out["params"] = std::move(params);
-  out["schema"] = m.schema();
+  out["schema"] = std::move(schema);
   out["text"] = napisim::format_description(rows);
   return out.dump();
+}
+
+std::vector<std::pair<std::string, std::string>> list_workloads() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const napisim::WorkloadInfo& w : napisim::builtin_workloads().list()) out.emplace_back(w.name, w.summary);
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> list_models() {
@@ -108,8 +124,10 @@ PYBIND11_MODULE(_napisim, m) {
       "default_scenario_json", [] { return napisim::default_scenario().dump(); },
       "The embedded default scenario (scenarios/quickstart.json), JSON text.");
   m.def("list_models", &list_models, "Receive-path models as (name, summary) pairs, sorted by name.");
+  m.def("list_workloads", &list_workloads, "Workload types as (name, summary) pairs, sorted by name.");
   m.def("describe", &describe, py::arg("name"),
-        "A model's parameters as JSON text: name, summary, params[], schema, text (the CLI's table).");
+        "A model's or workload's parameters as JSON text: name, kind, summary, params[], schema, text (the CLI's "
+        "table).");
   m.attr("MAX_JSON_NESTING") = napisim::kMaxJsonNesting;
   m.attr("MAX_JSON_FILE_BYTES") = napisim::kMaxJsonFileBytes;
   m.def("build_info", [] {

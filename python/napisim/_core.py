@@ -383,7 +383,7 @@ def valid_variants(base: "ScenarioLike", variants: Mapping[str, Optional[Mapping
 
 
 class ModelDescription(dict):
-    """describe(name): a dict {name, summary, params, schema, text}; prints as the CLI's table."""
+    """describe(name): a dict {name, kind, summary, params, schema, text}; prints as the CLI's table."""
 
     def __repr__(self) -> str:
         return f"{self['name']}: {self['summary']}\n\n{self['text']}"
@@ -402,8 +402,14 @@ class ModelDescription(dict):
         return [p["name"] for p in self["params"]]
 
 
+def list_workloads() -> list[str]:
+    """Workload types, sorted (as `napisim list-workloads`)."""
+    return [name for name, _ in _napisim.list_workloads()]
+
+
 def describe(name: str) -> ModelDescription:
-    """A model's knobs (name, type, default, unit, allowed values, doc), as `napisim describe`."""
+    """A model's or a workload's knobs (name, type, default, unit, allowed values, doc), as
+    `napisim describe`."""
     return ModelDescription(json.loads(_napisim.describe(name)))
 
 

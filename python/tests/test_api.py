@@ -31,6 +31,14 @@ def test_describe_lists_every_knob():
     assert list(d.params["name"]) == names
 
 
+def test_describe_a_workload_as_its_model_siblings():
+    assert napisim.list_workloads() == sorted(napisim.schema()["$defs"]["workload_params"])
+    d = napisim.describe("tcp_rr")
+    assert d["kind"] == "workload" and d["name"] == "tcp_rr"
+    assert {"num_flows", "num_threads", "client_threads"} <= set(d.param_names())
+    assert napisim.describe("napi_irq")["kind"] == "model"
+
+
 def test_describe_unknown_model_is_value_error_naming_the_models():
     with pytest.raises(ValueError, match="napi_irq"):
         napisim.describe("napi_iqr")

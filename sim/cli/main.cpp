@@ -1,4 +1,5 @@
-// napisim command line: run | validate | schema | list-models | list-scenarios | describe | calibrate | trace-gen.
+// napisim command line: run | validate | schema | list-models | list-workloads | list-scenarios | describe |
+// calibrate | trace-gen.
 // Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error, 128 + signal (SIGINT, SIGTERM).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
 #include "sim/workloads/trace.hpp"
+#include "sim/workloads/workload.hpp"
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
 
 namespace {
@@ -150,10 +152,11 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("schema", "Print the scenario JSON Schema");
   app.add_subcommand("list-models", "List the receive-path models");
+  app.add_subcommand("list-workloads", "List the workload types");
   app.add_subcommand("list-scenarios", "List the scenario names run and validate accept (and napisim.run in Python)");
   app.set_version_flag("--version", std::string("napisim ") + NAPISIM_VERSION + " (" + NAPISIM_GIT_SHA + ")");
-  auto* describe = app.add_subcommand("describe", "Describe a model's parameters");
-  describe->add_option("model", model, "Model name")->required();
+  auto* describe = app.add_subcommand("describe", "Describe a receive-path model's or a workload's parameters");
+  describe->add_option("name", model, "Model name (list-models) or workload type (list-workloads)")->required();
 
   napisim::calibrate::CalibrateOptions cal;
   std::string cal_seeds;
@@ -228,7 +231,23 @@ int main(int argc, char** argv) {
       for (const auto& m : napisim::builtin_models().list()) std::printf("%-20s %s\n", m.name.c_str(), m.summary.c_str());
       return 0;
     }
+    if (app.got_subcommand("list-workloads")) {
+      for (const auto& w : napisim::builtin_workloads().list())
+        std::printf("%-20s %s\n", w.name.c_str(), w.summary.c_str());
+      return 0;
+    }
     if (describe->parsed()) {
+      if (const auto* w = napisim::builtin_workloads().find(model)) {
+        std::printf("%s (workload): %s\n\n%s", w->name.c_str(), w->summary.c_str(),
+                    napisim::format_description(w->describe()).c_str());
+        return 0;
+      }
+      if (!napisim::builtin_models().find(model)) {
+        std::string valid;
+        for (const auto& m : napisim::builtin_models().list()) valid += (valid.empty() ? "" : ", ") + m.name;
+        for (const auto& w : napisim::builtin_workloads().list()) valid += ", " + w.name;
+        throw napisim::ConfigError("describe", "unknown model or workload \"" + model + "\"; expected one of " + valid);
+      }
       const auto& m = napisim::builtin_models().get(model, "model");
       std::printf("%s: %s\n\n%s", m.name.c_str(), m.summary.c_str(), napisim::format_description(m.describe()).c_str());
       return 0;

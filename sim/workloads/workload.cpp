@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <type_traits>
+#include <utility>
 
 #include "sim/params/fields.hpp"
 #include "sim/workloads/tcp_rr.hpp"
@@ -47,41 +49,107 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   return lat;
 }
 
-std::vector<std::string> workload_types() { return {"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"}; }
+void WorkloadRegistry::add(WorkloadInfo info) {
+  const auto at = std::lower_bound(workloads_.begin(), workloads_.end(), info.name,
+                                   [](const WorkloadInfo& w, const std::string& n) { return w.name < n; });
+  workloads_.insert(at, std::move(info));
+}
 
-bool workload_has_linux_client(const std::string& type) { return type == "tcp_rr"; }
+const WorkloadInfo* WorkloadRegistry::find(const std::string& name) const {
+  for (const auto& w : workloads_)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+const WorkloadInfo& WorkloadRegistry::get(const std::string& name, const std::string& path) const {
+  if (const WorkloadInfo* w = find(name)) return *w;
+  std::string valid;
+  for (const auto& w : workloads_) valid += (valid.empty() ? "\"" : ", \"") + w.name + "\"";
+  throw ConfigError(path, "unknown workload type \"" + name + "\"; expected one of " + valid);
+}
+
+namespace {
+
+/// A workload whose parameters are the struct P and whose resolved parameters are P's fields.
+template <class P, class W>
+WorkloadInfo plain_workload(std::string name, std::string summary, bool linux_client) {
+  WorkloadInfo info;
+  info.name = std::move(name);
+  info.summary = std::move(summary);
+  info.linux_client = linux_client;
+  info.describe = [] { return describe_params<P>(); };
+  info.schema = [] { return params_schema<P>(); };
+  info.resolve = [](const Json& params, const std::string& path, const std::string&) {
+    return params_to_json(parse_params<P>(params, path));
+  };
+  info.create = [](const Json& params, const std::string& path) -> std::unique_ptr<Workload> {
+    if constexpr (std::is_constructible_v<W, P, std::string>) {
+      return std::make_unique<W>(parse_params<P>(params, path), path);
+    } else {
+      return std::make_unique<W>(parse_params<P>(params, path));
+    }
+  };
+  return info;
+}
+
+}  // namespace
+
+const WorkloadRegistry& builtin_workloads() {
+  static const WorkloadRegistry registry = [] {
+    WorkloadRegistry r;
+    r.add(plain_workload<TcpRrParams, TcpRr>(
+        "tcp_rr", "neper tcp_rr: closed-loop request/response flows over epoll, neper's client on a Linux host", true));
+    WorkloadInfo mutilate = plain_workload<MutilateParams, Mutilate>(
+        "mutilate", "mutilate against a memcached-like server: open-loop GETs from agents, per-connection depth",
+        false);
+    mutilate.resolve = [](const Json& params, const std::string& path, const std::string&) {
+      return params_to_json(Mutilate(parse_params<MutilateParams>(params, path), path).params());
+    };
+    r.add(std::move(mutilate));
+    WorkloadInfo app = plain_workload<AppParams, App>(
+        "app", "An epoll RPC server with user work per request, open or closed loop over connections", false);
+    app.resolve = [](const Json& params, const std::string& path, const std::string&) {
+      return resolve_app_params(params, path);
+    };
+    r.add(std::move(app));
+    WorkloadInfo trace = plain_workload<TraceParams, Trace>(
+        "trace", "The app server replaying a request trace (CSV: time, flow, sizes, service)", false);
+    trace.resolve = [](const Json& params, const std::string& path, const std::string& base_dir) {
+      return resolve_trace_params(params, path, base_dir);
+    };
+    r.add(std::move(trace));
+    r.add(plain_workload<StreamParams, Stream>(
+        "stream", "netperf TCP_STREAM / TCP_MAERTS: bulk transfer into or out of the server", false));
+    r.add(plain_workload<SuperNetperfParams, SuperNetperf>(
+        "super_netperf", "super_netperf: N concurrent netperf streams, the sum of their throughputs", false));
+    return r;
+  }();
+  return registry;
+}
+
+std::vector<std::string> workload_types() {
+  std::vector<std::string> names;
+  for (const auto& w : builtin_workloads().list()) names.push_back(w.name);
+  return names;
+}
+
+bool workload_has_linux_client(const std::string& type) {
+  const WorkloadInfo* w = builtin_workloads().find(type);
+  return w && w->linux_client;
+}
 
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path) {
-  if (type == "tcp_rr") return std::make_unique<TcpRr>(parse_params<TcpRrParams>(params, path));
-  if (type == "mutilate") return std::make_unique<Mutilate>(parse_params<MutilateParams>(params, path), path);
-  if (type == "app") return std::make_unique<App>(parse_params<AppParams>(params, path), path);
-  if (type == "trace") return std::make_unique<Trace>(parse_params<TraceParams>(params, path), path);
-  if (type == "stream") return std::make_unique<Stream>(parse_params<StreamParams>(params, path));
-  if (type == "super_netperf") return std::make_unique<SuperNetperf>(parse_params<SuperNetperfParams>(params, path));
-  std::string valid;
-  for (const auto& t : workload_types()) valid += (valid.empty() ? "\"" : ", \"") + t + "\"";
-  throw ConfigError(path, "unknown workload type; expected one of " + valid);
+  return builtin_workloads().get(type, path).create(params, path);
 }
 
 Json resolve_workload_params(const std::string& type, const Json& params, const std::string& path,
                              const std::string& base_dir) {
-  if (type == "tcp_rr") return params_to_json(parse_params<TcpRrParams>(params, path));
-  if (type == "mutilate") return params_to_json(Mutilate(parse_params<MutilateParams>(params, path), path).params());
-  if (type == "app") return resolve_app_params(params, path);
-  if (type == "trace") return resolve_trace_params(params, path, base_dir);
-  if (type == "stream") return params_to_json(parse_params<StreamParams>(params, path));
-  if (type == "super_netperf") return params_to_json(parse_params<SuperNetperfParams>(params, path));
-  throw ConfigError(path, "unknown workload type \"" + type + "\"");
+  return builtin_workloads().get(type, path).resolve(params, path, base_dir);
 }
 
 Json workload_schema() {
   Json s;
-  s["tcp_rr"] = params_schema<TcpRrParams>();
-  s["mutilate"] = params_schema<MutilateParams>();
-  s["app"] = params_schema<AppParams>();
-  s["trace"] = params_schema<TraceParams>();
-  s["stream"] = params_schema<StreamParams>();
-  s["super_netperf"] = params_schema<SuperNetperfParams>();
+  for (const auto& w : builtin_workloads().list()) s[w.name] = w.schema();
   return s;
 }
 

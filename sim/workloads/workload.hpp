@@ -4,6 +4,7 @@
 // netperf, mutilate) would print.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/core/time.hpp"
 #include "sim/kernel/kernel.hpp"
+#include "sim/params/fields.hpp"
 #include "sim/stats/histogram.hpp"
 
 namespace napisim {
@@ -74,6 +76,33 @@ inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t t
 /// `in_flight`; segments the NIC dropped were retransmitted.
 Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint64_t in_flight,
                           std::uint64_t ring_drop_segments, std::uint64_t retransmitted_trains);
+
+/// One workload type: what `describe`, `list-workloads`, the schema and the scenario loader know.
+struct WorkloadInfo {
+  std::string name;
+  std::string summary;
+  bool linux_client = false;  // runs its tool's client loops on a simulated Linux client host
+  std::function<std::vector<FieldInfo>()> describe;
+  std::function<Json()> schema;
+  /// Strict parse -> the params with every default spelled out (`base_dir` resolves file paths).
+  std::function<Json(const Json& params, const std::string& path, const std::string& base_dir)> resolve;
+  std::function<std::unique_ptr<Workload>(const Json& params, const std::string& path)> create;
+};
+
+class WorkloadRegistry {
+ public:
+  void add(WorkloadInfo info);
+  const WorkloadInfo* find(const std::string& name) const;
+  /// Throws ConfigError naming the valid workload types when `name` is unknown.
+  const WorkloadInfo& get(const std::string& name, const std::string& path) const;
+  const std::vector<WorkloadInfo>& list() const { return workloads_; }  // sorted by name
+
+ private:
+  std::vector<WorkloadInfo> workloads_;
+};
+
+/// The built-in workloads (built on first use; read-only afterwards).
+const WorkloadRegistry& builtin_workloads();
 
 /// Creates the workload named by `type` with its params (strict parse, pointer errors).
 std::unique_ptr<Workload> make_workload(const std::string& type, const Json& params, const std::string& path);

@@ -355,11 +355,27 @@ PY
     ;;
   describe_unknown)
     expect_rc 2 "$napisim" describe nosuch
-    grep -qF 'unknown model "nosuch"' cmd.err || fail "no message"
+    grep -qF 'unknown model or workload "nosuch"' cmd.err || fail "no message"
+    grep -qF 'tcp_rr' cmd.err || fail "the workloads are not named"
     ;;
   describe_known)
     expect_rc 0 "$napisim" describe napi_irq
     grep -q '^NAME' cmd.out || fail "no parameter table"
+    ;;
+  describe_workload)
+    # Every workload type has a parameter table, and the schema's workload params are the registry's.
+    expect_rc 0 "$napisim" list-workloads
+    LC_ALL=C sort -c cmd.out || fail "not sorted"
+    cut -d' ' -f1 cmd.out > names.txt
+    for w in tcp_rr app trace mutilate stream super_netperf; do grep -qx "$w" names.txt || fail "$w not listed"; done
+    while read -r w; do
+      expect_rc 0 "$napisim" describe "$w"
+      grep -q "^$w (workload): " cmd.out || fail "describe $w: no title"
+      grep -q '^NAME' cmd.out || fail "describe $w: no parameter table"
+    done < names.txt
+    "$napisim" schema | "$py" -c "import json,sys; print('\n'.join(sorted(json.load(sys.stdin)['\$defs']['workload_params'])))" > schema.txt ||
+      fail "schema"
+    diff -u names.txt schema.txt > /dev/null || fail "schema's workload params differ from list-workloads"
     ;;
   list_models)
     expect_rc 0 "$napisim" list-models
