@@ -13,12 +13,13 @@ starts with the JSON pointer of the offending value. Plot helpers: napisim.plots
 from ._core import (build_info, default_scenario, describe, first_model, has_model, has_scenario,
                     list_models, list_scenarios, list_workloads, load_scenario, model_spec, model_summaries,
                     schema, scenario_dirs, valid_variants, validate)
+from .compare import compare
 from .sweep import cache_key, default_cache_dir, run, sweep, sweep_result
 
 __version__ = build_info()["napisim_version"]
 
 __all__ = [
-    "run", "sweep", "sweep_result", "validate", "schema", "describe", "list_models", "list_workloads",
+    "run", "sweep", "sweep_result", "compare", "validate", "schema", "describe", "list_models", "list_workloads",
     "model_summaries",
     "has_model", "first_model", "list_scenarios", "has_scenario", "scenario_dirs", "load_scenario",
     "default_scenario", "build_info", "model_spec", "valid_variants", "cache_key", "default_cache_dir", "Result", "plots",

@@ -279,3 +279,18 @@ def test_a_failing_point_raises_the_simulators_message(tmp_path):
     # error, as ValueError, not a pool traceback.
     with pytest.raises(ValueError, match=r"/workload/params/server_cpus"):
         small_sweep(tmp_path, grid={"workload.params.server_cpus": ["0", "900"]}, seeds=[1])
+
+
+def test_compare_pairs_the_same_seeds_against_the_first(tmp_path):
+    base = napisim.default_scenario()
+    dear = napisim.default_scenario()
+    dear.setdefault("costs", {})["rx_skb_ns"] = 4000
+    df = napisim.compare(base, dict(base), dear, seeds=[1, 2, 3], workers=2, cache_dir=tmp_path, **SMALL)
+    rows = df.set_index("metric")
+    # A copy of the baseline changes nothing, exactly; dearer packets cost throughput and CPU.
+    assert (rows["change_1"] == 0).all() and not rows["called_1"].any()
+    assert rows.loc["throughput", "change_2"] < 0 and rows.loc["throughput", "called_2"]
+    assert rows.loc["CPU per op", "change_2"] > 0 and rows.loc["CPU per op", "called_2"]
+    assert rows.loc["latency p50", "unit"] == "us"
+    with pytest.raises(ValueError, match="at least two scenarios"):
+        napisim.compare(base)

@@ -1,5 +1,5 @@
-// napisim command line: run | validate | schema | list-models | list-workloads | list-scenarios | describe |
-// calibrate | trace-gen.
+// napisim command line: run | validate | compare | schema | list-models | list-workloads | list-scenarios |
+// describe | calibrate | trace-gen.
 // Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error, 128 + signal (SIGINT, SIGTERM).
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "sim/calibrate/calibrate.hpp"
+#include "sim/calibrate/compare.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/model/model.hpp"
@@ -170,6 +171,16 @@ int main(int argc, char** argv) {
   calibrate->add_option("--set", cal.sets, "Override applied to every simulation (e.g. duration_s=0.05)");
   calibrate->add_option("--seeds", cal_seeds, "Comma-separated seeds (default: the targets file's)");
 
+  napisim::calibrate::CompareOptions cmp;
+  std::string cmp_seeds, cmp_format = "text";
+  auto* compare = app.add_subcommand("compare", "Run scenarios on the same seeds; paired changes against the first");
+  compare->add_option("scenarios", cmp.scenarios, "Two or more scenario files or names; the first is the baseline")
+      ->required();
+  compare->add_option("--seeds", cmp_seeds, "Comma-separated seeds (default 1,2,3,4,5)");
+  compare->add_option("-j,--jobs", cmp.jobs, "Simulations run in parallel (default: number of CPUs)");
+  compare->add_option("--set", cmp.sets, "Override applied to every run: path=value; repeatable");
+  compare->add_option("--format", cmp_format, "Output: text (a table) or json");
+
   // trace-gen: a CSV request trace from a distribution spec (sim/workloads/trace.hpp).
   std::string gen_spec = "{}", gen_out;
   auto* tracegen = app.add_subcommand("trace-gen", "Write a CSV request trace (for the trace workload) from a spec");
@@ -208,6 +219,18 @@ int main(int argc, char** argv) {
         cal.seeds.push_back(parse_seed(tok, "--seeds"));
       const napisim::Json report = napisim::calibrate::run_calibration(cal);
       (void)report;
+      return 0;
+    }
+    if (compare->parsed()) {
+      if (cmp.jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
+                                                             std::to_string(cmp.jobs));
+      if (cmp_format != "text" && cmp_format != "json")
+        throw napisim::ConfigError("--format", "expected text or json, got \"" + cmp_format + "\"");
+      std::stringstream ss(cmp_seeds);
+      for (std::string tok; std::getline(ss, tok, ',');) cmp.seeds.push_back(parse_seed(tok, "--seeds"));
+      const napisim::Json doc = napisim::calibrate::run_compare(cmp);
+      if (cmp_format == "json") std::cout << doc.dump(2) << "\n";
+      else std::cout << napisim::calibrate::format_compare(doc);
       return 0;
     }
     if (tracegen->parsed()) {

@@ -446,6 +446,44 @@ sys.exit(0 if ok else 1)
 EOF
     ;;
 
+  compare_paired)
+    # The same seeds under each scenario: a copy of the baseline changes nothing, exactly; dearer
+    # packets lower throughput and raise CPU per op, called; intervals are Student t over seeds.
+    $py - "$src/scenarios/quickstart.json" << 'EOF' || fail "cannot write the variants"
+import json, sys
+d = json.load(open(sys.argv[1]))
+json.dump(d, open("same.json", "w"))
+d.setdefault("costs", {})["rx_skb_ns"] = 4000
+json.dump(d, open("dear.json", "w"))
+EOF
+    expect_rc 0 "$napisim" compare "$src/scenarios/quickstart.json" same.json dear.json --seeds 1,2,3 -j 2 \
+      --set warmup_s=0.005 --set duration_s=0.02 --format json
+    $py - cmd.out << 'EOF' || fail "compare: wrong paired statistics"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert r["seeds"] == [1, 2, 3] and len(r["scenarios"]) == 3
+t975 = {2: 12.706, 3: 4.303}
+m = {row["metric"]: row for row in r["metrics"]}
+for row in r["metrics"]:
+    base, same, dear = row["scenarios"]
+    assert same["change"]["mean"] == 0 and not same["change"]["called"], row["name"]
+    for c in row["scenarios"]:
+        xs = c["values"]; n = len(xs); mu = sum(xs) / n
+        sd = math.sqrt(sum((x - mu) ** 2 for x in xs) / (n - 1))
+        assert abs(c["mean"] - mu) <= 1e-9 * max(1, abs(mu)), row["name"]
+        assert abs(c["ci95"] - t975[n] * sd / math.sqrt(n)) <= 1e-9 * max(1, sd), row["name"]
+    d = [b - a for a, b in zip(base["values"], dear["values"])]
+    assert abs(dear["change"]["mean"] - sum(d) / len(d)) <= 1e-9 * max(1, abs(sum(d))), row["name"]
+thr = m["throughput"]["scenarios"][2]["change"]
+cpu = m["cpu_us_per_op"]["scenarios"][2]["change"]
+assert thr["relative_mean"] < 0 and thr["called"], thr
+assert cpu["relative_mean"] > 0 and cpu["called"], cpu
+EOF
+    expect_rc 0 "$napisim" compare quickstart same.json --seeds 1,2 --set warmup_s=0.005 --set duration_s=0.01
+    grep -q '^throughput ' cmd.out || fail "no table: $(head -3 cmd.out)"
+    grep -q '^1: same.json' cmd.out || fail "no legend"
+    expect_bad_input 'compare: expected at least two scenarios' "$napisim" compare quickstart
+    ;;
   validate_quickstart)
     expect_rc 0 "$napisim" validate "$src/scenarios/quickstart.json"
     $py - cmd.out << 'EOF' || fail "validate output is not the resolved scenario"

@@ -1,0 +1,183 @@
+// napisim compare (see compare.hpp).
+#include "sim/calibrate/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "sim/calibrate/calibrate.hpp"
+#include "sim/calibrate/runner.hpp"
+#include "sim/core/error.hpp"
+
+namespace napisim::calibrate {
+
+namespace {
+
+struct Metric {
+  const char* key;    // summary_metric() path
+  const char* name;   // as printed
+  const char* unit;
+  double scale;       // printed value = summary value * scale
+};
+
+// What every workload's summary has (throughput in its tool's unit: transactions/s, requests/s or
+// 10^6 bits/s), then mutilate's own latency; rows no scenario has are left out.
+constexpr Metric kMetrics[] = {
+    {"throughput", "throughput", "/s", 1.0},
+    {"latency_ns.mean", "latency mean", "us", 1e-3},
+    {"latency_p50", "latency p50", "us", 1e-3},
+    {"latency_p90", "latency p90", "us", 1e-3},
+    {"latency_p99", "latency p99", "us", 1e-3},
+    {"latency_p99.9", "latency p99.9", "us", 1e-3},
+    {"mutilate.read.avg", "mutilate read avg", "us", 1.0},
+    {"mutilate.read.p99", "mutilate read p99", "us", 1.0},
+    {"cpu_us_per_op", "CPU per op", "us", 1.0},
+    {"cpu_busy_pct", "CPU busy", "%", 1.0},
+};
+
+struct Stat {
+  double mean = 0, ci95 = 0;
+};
+
+Stat stat(const std::vector<double>& xs) {
+  Stat s;
+  if (xs.empty()) return s;
+  for (double x : xs) s.mean += x;
+  s.mean /= static_cast<double>(xs.size());
+  if (xs.size() > 1) {
+    double ss = 0;
+    for (double x : xs) ss += (x - s.mean) * (x - s.mean);
+    s.ci95 = t975(xs.size()) * std::sqrt(ss / static_cast<double>(xs.size() - 1)) /
+             std::sqrt(static_cast<double>(xs.size()));
+  }
+  return s;
+}
+
+std::string num(double v) {
+  char b[32];
+  const double a = std::fabs(v);
+  if (a >= 1e6) std::snprintf(b, sizeof b, "%.4gM", v / 1e6);
+  else if (a >= 1e4) std::snprintf(b, sizeof b, "%.4gK", v / 1e3);
+  else std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+
+}  // namespace
+
+Json run_compare(const CompareOptions& opt) {
+  if (opt.scenarios.size() < 2)
+    throw ConfigError("compare", "expected at least two scenarios (the first is the baseline), got " +
+                                     std::to_string(opt.scenarios.size()));
+  std::vector<std::int64_t> seeds = opt.seeds;
+  if (seeds.empty()) seeds = {1, 2, 3, 4, 5};
+  const std::string exe = opt.exe.empty() ? std::filesystem::canonical("/proc/self/exe").string() : opt.exe;
+  const int jobs = opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  Runner runner(exe, jobs);
+  std::vector<Job> all;
+  for (const std::string& sc : opt.scenarios)
+    for (std::int64_t seed : seeds) {
+      Job j;
+      j.scenario = sc;
+      j.sets = opt.sets;
+      j.seed = seed;
+      j.origin = "compare: " + sc;
+      all.push_back(std::move(j));
+    }
+  const std::vector<const Json*> res = runner.run(all);
+  const std::size_t n = seeds.size();
+  auto summary = [&](std::size_t scenario, std::size_t seed) -> const Json& { return *res[scenario * n + seed]; };
+
+  Json doc;
+  doc["scenarios"] = opt.scenarios;
+  doc["seeds"] = seeds;
+  doc["sets"] = opt.sets;
+  doc["metrics"] = Json::array();
+  for (const Metric& m : kMetrics) {
+    // values[scenario][seed]; a metric some run lacks is left out for every scenario.
+    std::vector<std::vector<double>> values(opt.scenarios.size(), std::vector<double>(n));
+    bool complete = true;
+    for (std::size_t i = 0; i < opt.scenarios.size() && complete; ++i)
+      for (std::size_t s = 0; s < n && complete; ++s) {
+        double v = 0;
+        complete = summary_metric(summary(i, s), m.key, &v);
+        values[i][s] = v * m.scale;
+      }
+    if (!complete) continue;
+    Json row;
+    row["name"] = m.name;
+    row["metric"] = m.key;
+    row["unit"] = m.unit;
+    row["scenarios"] = Json::array();
+    for (std::size_t i = 0; i < opt.scenarios.size(); ++i) {
+      const Stat st = stat(values[i]);
+      Json c{{"mean", st.mean}, {"ci95", st.ci95}, {"values", values[i]}};
+      if (i > 0) {
+        std::vector<double> d(n), rel;
+        for (std::size_t s = 0; s < n; ++s) {
+          d[s] = values[i][s] - values[0][s];
+          if (values[0][s] != 0) rel.push_back(d[s] / values[0][s]);
+        }
+        const Stat sd = stat(d);
+        const Stat sr = stat(rel);
+        // Called on the relative change printed (on the difference when a baseline value is 0).
+        const Stat& on = rel.size() == n ? sr : sd;
+        c["change"] = {{"mean", sd.mean},
+                       {"ci95", sd.ci95},
+                       {"relative_mean", sr.mean},
+                       {"relative_ci95", sr.ci95},
+                       {"called", n > 1 && std::fabs(on.mean) > on.ci95}};
+      }
+      row["scenarios"].push_back(std::move(c));
+    }
+    doc["metrics"].push_back(std::move(row));
+  }
+  doc["simulations"] = runner.simulations();
+  return doc;
+}
+
+std::string format_compare(const Json& doc) {
+  const auto& names = doc["scenarios"];
+  const auto& seeds = doc["seeds"];
+  std::string seed_list;
+  for (const auto& s : seeds) seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s.get<std::int64_t>());
+  std::string out = "napisim compare: " + std::to_string(names.size()) + " scenarios x " +
+                    std::to_string(seeds.size()) + " seeds (" + seed_list +
+                    "); mean +- 95% CI over seeds; change: paired per seed against the first (the same seed's "
+                    "arrivals and cost draws), called when its interval excludes 0\n\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"metric", "unit"};
+  for (const auto& n : names) head.push_back(n.get<std::string>());
+  for (std::size_t i = 1; i < names.size(); ++i) head.push_back("change " + std::to_string(i) + " vs 0");
+  rows.push_back(head);
+  for (const auto& m : doc["metrics"]) {
+    std::vector<std::string> r = {m["name"].get<std::string>(), m["unit"].get<std::string>()};
+    const auto& sc = m["scenarios"];
+    for (const auto& c : sc) r.push_back(num(c["mean"].get<double>()) + " +- " + num(c["ci95"].get<double>()));
+    for (std::size_t i = 1; i < sc.size(); ++i) {
+      const auto& ch = sc[i]["change"];
+      char b[96];
+      std::snprintf(b, sizeof b, "%+.1f%% +- %.1f%%%s", 100.0 * ch["relative_mean"].get<double>(),
+                    100.0 * ch["relative_ci95"].get<double>(), ch["called"].get<bool>() ? "  called" : "");
+      r.push_back(b);
+    }
+    rows.push_back(std::move(r));
+  }
+  std::vector<std::size_t> w(head.size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t k = 0; k < r.size(); ++k) line += (k ? "  " : "") + pad(r[k], k + 1 < r.size() ? w[k] : 0);
+    out += line + "\n";
+  }
+  out += "\n";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += std::to_string(i) + ": " + names[i].get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace napisim::calibrate

@@ -1,0 +1,30 @@
+// napisim compare: the same seeds under each scenario (common random numbers: every random stream
+// is named and seeded from the run's seed, so seed s of each scenario sees the same arrivals and
+// cost draws where the scenarios agree), and each scenario's paired per-seed change against the
+// first, with its 95% interval (Student t over the seeds). A change is called when its interval
+// excludes zero, as VALIDATION.md calls a published direction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/json.hpp"
+
+namespace napisim::calibrate {
+
+struct CompareOptions {
+  std::vector<std::string> scenarios;  // files or names; the first is the baseline
+  std::vector<std::int64_t> seeds;     // empty = 1..5
+  std::vector<std::string> sets;       // --set applied to every run
+  int jobs = 0;                        // parallel simulations; 0 = number of CPUs
+  std::string exe;                     // the napisim binary ("" = this process's executable)
+};
+
+/// The comparison document: {scenarios, seeds, metrics: [{name, unit, per scenario: mean, ci95,
+/// values; per scenario after the first: change (mean, ci95, relative mean and ci95, called)}]}.
+Json run_compare(const CompareOptions& opt);
+/// The table `napisim compare` prints.
+std::string format_compare(const Json& doc);
+
+}  // namespace napisim::calibrate

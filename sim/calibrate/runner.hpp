@@ -1,0 +1,59 @@
+// napisim: child simulations for calibrate and compare. SimGrid allows one engine per process, so
+// every run is a `napisim run FILE --format json --seed S --set ...` child, spawned with
+// posix_spawn, its stdout and stderr in temporary files, at most `jobs` at once.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/json.hpp"
+
+namespace napisim::calibrate {
+
+/// One child run: a scenario (file path or name) with overrides and a seed.
+struct Job {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::int64_t seed = 1;
+  std::string origin;  // who asked for it, for errors ("/targets/3", "compare: A"); not in key()
+  std::string key() const {
+    std::string k = scenario + "\n" + std::to_string(seed);
+    for (const auto& s : sets) k += "\n" + s;
+    return k;
+  }
+};
+
+class Runner {
+ public:
+  /// `exe`: the napisim binary; `jobs`: children at once (at least 1).
+  Runner(std::string exe, int jobs);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  int simulations() const { return simulations_; }
+
+  /// The result summary of every job (memoised: a job already run is not run again). A child that
+  /// fails stops the others; exit 2 throws ConfigError naming the job's origin, other failures
+  /// std::runtime_error; SIGINT/SIGTERM stop the children and throw interrupt::Interrupted.
+  std::vector<const Json*> run(const std::vector<Job>& jobs);
+
+ private:
+  pid_t spawn(const Job& job, int slot);
+
+  std::string exe_;
+  int jobs_;
+  std::filesystem::path tmp_;
+  std::map<std::string, Json> done_;
+  int simulations_ = 0;
+};
+
+/// Student t 0.975 quantile for a sample of n (n - 1 degrees of freedom; ~normal beyond 10).
+double t975(std::size_t n);
+
+}  // namespace napisim::calibrate
