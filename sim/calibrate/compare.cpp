@@ -69,9 +69,7 @@ std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s 
 }  // namespace
 
 Json run_compare(const CompareOptions& opt) {
-  if (opt.scenarios.size() < 2)
-    throw ConfigError("compare", "expected at least two scenarios (the first is the baseline), got " +
-                                     std::to_string(opt.scenarios.size()));
+  if (opt.scenarios.empty()) throw ConfigError("compare", "expected at least one scenario");
   std::vector<std::int64_t> seeds = opt.seeds;
   if (seeds.empty()) seeds = {1, 2, 3, 4, 5};
   const std::string exe = opt.exe.empty() ? std::filesystem::canonical("/proc/self/exe").string() : opt.exe;
@@ -144,10 +142,12 @@ std::string format_compare(const Json& doc) {
   const auto& seeds = doc["seeds"];
   std::string seed_list;
   for (const auto& s : seeds) seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s.get<std::int64_t>());
-  std::string out = "napisim compare: " + std::to_string(names.size()) + " scenarios x " +
-                    std::to_string(seeds.size()) + " seeds (" + seed_list +
-                    "); mean +- 95% CI over seeds; change: paired per seed against the first (the same seed's "
-                    "arrivals and cost draws), called when its interval excludes 0\n\n";
+  std::string out = "napisim: " + std::to_string(names.size()) + (names.size() == 1 ? " scenario x " : " scenarios x ") +
+                    std::to_string(seeds.size()) + " seeds (" + seed_list + "); mean +- 95% CI over seeds" +
+                    (names.size() > 1 ? "; change: paired per seed against the first (the same seed's arrivals and "
+                                        "cost draws), called when its interval excludes 0"
+                                      : "") +
+                    "\n\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"metric", "unit"};
   for (const auto& n : names) head.push_back(n.get<std::string>());

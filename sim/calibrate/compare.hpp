@@ -14,7 +14,7 @@
 namespace napisim::calibrate {
 
 struct CompareOptions {
-  std::vector<std::string> scenarios;  // files or names; the first is the baseline
+  std::vector<std::string> scenarios;  // files or names; the first is the baseline (one: run --seeds)
   std::vector<std::int64_t> seeds;     // empty = 1..5
   std::vector<std::string> sets;       // --set applied to every run
   int jobs = 0;                        // parallel simulations; 0 = number of CPUs

@@ -142,6 +142,11 @@ int main(int argc, char** argv) {
   run->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios; default: the embedded quickstart)");
   run->add_option("--set", sets, "Override a value: path=value (a JSON pointer such as /nics/0/queues, or a dotted path such as nics[0].queues); repeatable");
   auto* seed_opt = run->add_option("--seed", seed, "Random seed, an integer >= 0 (overrides the scenario's)");
+  std::string run_seeds;
+  int run_jobs = 0;
+  run->add_option("--seeds", run_seeds,
+                  "Comma-separated seeds: one run each, printed as mean +- 95% CI over them (--format text or json)");
+  run->add_option("-j,--jobs", run_jobs, "With --seeds: simulations run in parallel (default: number of CPUs)");
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
   run->add_option("--format", format,
                   "Output on stdout: text (the workload's tool: neper key=value, netperf or mutilate), neper, json, "
@@ -196,6 +201,25 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    if (run->parsed() && !run_seeds.empty()) {
+      // Several seeds: each its own child run (one SimGrid engine per process), as compare runs them.
+      if (seed_opt->count() > 0) throw napisim::ConfigError("--seeds", "give --seed or --seeds, not both");
+      if (!out_dir.empty()) throw napisim::ConfigError("--out", "writes one run's results; not with --seeds");
+      if (format != "text" && format != "json")
+        throw napisim::ConfigError("--format", "with --seeds, expected text or json, got \"" + format + "\"");
+      if (run_jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
+                                                        std::to_string(run_jobs));
+      napisim::calibrate::CompareOptions o;
+      o.scenarios = {file.empty() ? std::string("quickstart") : file};
+      o.sets = sets;
+      o.jobs = run_jobs;
+      std::stringstream ss(run_seeds);
+      for (std::string tok; std::getline(ss, tok, ',');) o.seeds.push_back(parse_seed(tok, "--seeds"));
+      const napisim::Json doc = napisim::calibrate::run_compare(o);
+      if (format == "json") std::cout << doc.dump(2) << "\n";
+      else std::cout << napisim::calibrate::format_compare(doc);
+      return 0;
+    }
     if (run->parsed())
       return cmd_run(file, sets,
                      seed_opt->count() > 0 ? std::optional<std::int64_t>(parse_seed(seed, "--seed")) : std::nullopt,
@@ -222,6 +246,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (compare->parsed()) {
+      if (cmp.scenarios.size() < 2)
+        throw napisim::ConfigError("compare", "expected at least two scenarios (the first is the baseline), got " +
+                                                  std::to_string(cmp.scenarios.size()));
       if (cmp.jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
                                                              std::to_string(cmp.jobs));
       if (cmp_format != "text" && cmp_format != "json")

@@ -483,6 +483,17 @@ EOF
     grep -q '^throughput ' cmd.out || fail "no table: $(head -3 cmd.out)"
     grep -q '^1: same.json' cmd.out || fail "no legend"
     expect_bad_input 'compare: expected at least two scenarios' "$napisim" compare quickstart
+    # run --seeds: one scenario's mean +- CI over the seeds, the same numbers as compare's baseline.
+    expect_rc 0 "$napisim" run same.json --seeds 1,2,3 --set warmup_s=0.005 --set duration_s=0.02 --format json
+    $py - cmd.out << 'EOF' || fail "run --seeds: not one scenario over three seeds"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["seeds"] == [1, 2, 3] and len(r["scenarios"]) == 1
+row = next(m for m in r["metrics"] if m["metric"] == "throughput")
+assert len(row["scenarios"][0]["values"]) == 3 and "change" not in row["scenarios"][0]
+EOF
+    expect_bad_input '--seeds: give --seed or --seeds' "$napisim" run --seeds 1,2 --seed 3
+    expect_bad_input 'not with --seeds' "$napisim" run --seeds 1,2 --out somewhere
     ;;
   validate_quickstart)
     expect_rc 0 "$napisim" validate "$src/scenarios/quickstart.json"
