@@ -283,6 +283,21 @@ if "kthread" in set(df["variant"]):
         ax.set_ylabel("change (%)")
     fig.tight_layout()'''),
     md("""
+## Paired on the same seeds: `napisim.compare`
+
+Means of a few seeds hide how much of a difference is noise. `napisim.compare` (the CLI's
+`napisim compare A B`) runs both scenarios on the same seeds, so seed *s* of the kthread run sees the
+arrivals and cost draws of seed *s* of the softirq run, and gives each metric's per-seed change with
+its 95% interval: a change is *called* when the interval excludes zero.
+"""),
+    code('''\
+if napisim.has_scenario("wei2020/tcp_rr_1B_kthread") and napisim.has_model("napi_threaded"):
+    cmp = napisim.compare("wei2020/tcp_rr_1B", "wei2020/tcp_rr_1B_kthread", seeds=[1, 2, 3],
+                          overrides=size_overrides("1B"))
+    display(cmp[["metric", "unit", "mean_0", "mean_1", "change_1", "change_ci95_1", "called_1"]].round(3))
+else:
+    print("note: no threaded NAPI scenario or model in this build")'''),
+    md("""
 ## Latency percentiles and where the CPU time goes
 
 Each sweep point's full result stays in the cache; `napisim.sweep_result(key)` loads it back as a
