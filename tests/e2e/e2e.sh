@@ -522,15 +522,21 @@ assert a["summary"]["throughput"] > 0
 PYEOF
     ;;
   scenario:*)
-    # Every shipped scenario runs (briefly) and conserves requests.
+    # Every shipped scenario runs (briefly), conserves requests, and follows the trajectory recorded
+    # in tests/golden/fingerprints.json (tools/golden.sh, the same run, rewrites it when a change of
+    # the model is meant to move it).
     file=${case_name#scenario:}
     expect_rc 0 "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json
-    $py - cmd.out <<'PYEOF' || fail "scenario $file: bad result"
+    $py - cmd.out "$src/tests/golden/fingerprints.json" "$file" <<'PYEOF' || fail "scenario $file: bad result"
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["conservation"]
 assert c["sent"] == c["answered"] + c["in_flight"], c
 assert r["summary"]["throughput"] > 0, r["summary"]
+golden = json.load(open(sys.argv[2]))["fingerprints"].get(sys.argv[3])
+assert golden is not None, "no golden fingerprint: run tools/golden.sh"
+assert r["fingerprint"] == golden, (f"trajectory {r['fingerprint']} differs from the golden {golden}: "
+                                    "if the model change is meant, run tools/golden.sh and say why")
 PYEOF
     ;;
   bad_trace_file)
