@@ -13,7 +13,7 @@
 //   - A core's private caches (L1, L2; shared by SMT siblings) hold the footprint of the owners that
 //     ran there, displaced by other owners' work: a returning owner pays
 //         cache_refill_ns * (1 - exp(-W / cache_evict_ns))
-//     where W is the busy time of the core's CPUs since it was last displaced there (random
+//     where W is the busy time of the core's CPUs since it last left it (random
 //     replacement: a line survives k foreign fills of an N-line cache with probability
 //     (1 - 1/N)^k ~ exp(-k/N)). Idle time displaces nothing.
 //   - An owner that last ran on another core pays the whole refill, plus the topology's

@@ -9,7 +9,7 @@ namespace napisim {
 /// a task, a NAPI instance's rings and skbs, or a CPU's other softirq work.
 struct CacheOwner {
   int cpu = -1;    // the CPU it last ran on (-1: never ran, its lines are in no private cache)
-  Nanos mark = 0;  // busy ns of that CPU's core when other work last displaced it there
+  Nanos mark = 0;  // busy ns of that CPU's core (both SMT siblings) when it last left it
 };
 
 }  // namespace napisim
