@@ -48,24 +48,27 @@ Nanos Kernel::busy_ns(const Cpu& c) const {
   return b;
 }
 
-void Kernel::cache_leave(Cpu& c) {
-  CacheOwner& o = *c.cache_owner;
+Nanos Kernel::core_busy_ns(const Cpu& c) const {
   const int sib = topo_.sibling_of(c.id);
+  return busy_ns(c) + (sib >= 0 ? busy_ns(cpu(sib)) : 0);
+}
+
+void Kernel::cache_leave(Cpu& c, Nanos core_busy) {
+  CacheOwner& o = *c.cache_owner;
   o.cpu = c.id;
-  o.mark = busy_ns(c) + (sib >= 0 ? busy_ns(cpu(sib)) : 0);
+  o.mark = core_busy;
   c.cache_owner = nullptr;
 }
 
 void Kernel::cache_enter(Cpu& c, Slot& s) {
-  if (c.cache_owner) cache_leave(c);
+  const Nanos core_busy = core_busy_ns(c);
+  if (c.cache_owner) cache_leave(c, core_busy);
   if (!s.owner) return;  // a hardirq handler
   CacheOwner& o = *s.owner;
-  const int sib = topo_.sibling_of(c.id);
   Nanos refill = 0;
   if (o.cpu < 0) {
     refill = costs_.cache_refill_ns;  // never ran: nothing of it is cached anywhere
-  } else if (o.cpu == c.id || o.cpu == sib) {
-    const Nanos core_busy = busy_ns(c) + (sib >= 0 ? busy_ns(cpu(sib)) : 0);
+  } else if (topo_.same_core(o.cpu, c.id)) {
     const double displaced = static_cast<double>(core_busy - o.mark) /
                              static_cast<double>(std::max<Nanos>(1, costs_.cache_evict_ns));
     refill = static_cast<Nanos>(static_cast<double>(costs_.cache_refill_ns) * -std::expm1(-displaced) + 0.5);

@@ -186,7 +186,7 @@ void Kernel::arm_segment(Cpu& c) {
     c.seg_start = std::max(c.seg_start, now);
     rearm(c, c.seg_start + exec_ns(c.switch_remaining, c.speed_milli));
   } else if (s && s->remaining > 0 && !s->waiting) {
-    if (cache_model_ && s->owner != c.cache_owner) cache_enter(c, *s);
+    if (kp_.cache_model && s->owner != c.cache_owner) cache_enter(c, *s);
     cls = s->cls;
     c.seg_start = std::max(c.seg_start, now);
     // While need_resched is set, a chain stops at its next part boundary: the preemption point

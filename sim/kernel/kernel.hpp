@@ -643,9 +643,12 @@ class Kernel : public EventSink, public WakeView {
   void update_exec_slow(Cpu& c);
   void arm_segment(Cpu& c);
   /// The per-CPU cache-state model (cache.cpp): c's owner stops running there; s's owner starts.
-  void cache_leave(Cpu& c);
+  void cache_leave(Cpu& c) { cache_leave(c, core_busy_ns(c)); }
+  void cache_leave(Cpu& c, Nanos core_busy);
   void cache_enter(Cpu& c, Slot& s);
+  /// Non-idle ns of c so far (accounted or not), and of its core's CPUs (c and its SMT sibling).
   Nanos busy_ns(const Cpu& c) const;
+  Nanos core_busy_ns(const Cpu& c) const;
   void rearm(Cpu& c, Nanos at);
   void set_smt_busy(Cpu& c, bool busy);
   void start_hardirq(Cpu& c, std::uint64_t code);
@@ -689,7 +692,6 @@ class Kernel : public EventSink, public WakeView {
   WakeParams wake_params_;
   Nanos tick_ns_;
   int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
-  bool cache_model_;     // kp_.cache_model: cold-start surcharges (cache.cpp)
   std::unique_ptr<Cpu[]> cpus_;  // topo_.nr_cpus() of them, in one array: placement's idle scans walk consecutive CPUs
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Nic>> nics_;

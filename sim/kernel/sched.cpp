@@ -29,7 +29,6 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   // guarantee 1 jiffy timeout"); 0 in the scenario asks for that default.
   if (kp_.net.netdev_budget_usecs == 0) kp_.net.netdev_budget_usecs = 2 * 1000000 / kp_.hz;
   smt_speed_milli_ = static_cast<int>(topo_.params().smt_speed * 1000.0 + 0.5);
-  cache_model_ = kp_.cache_model;
   preempt_full_ = kp_.sched.preempt == "full";
   ksoftirqd_era_ = kp_.ksoftirqd_mode == "4.9-6.4";
   net_rx_refill_ = kp_.ksoftirqd_mode == "v6.5";
