@@ -387,6 +387,13 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kSpinDeadline:
       spin_wake(*tasks_[arg]);
       break;
+    case kSleepTimer: {
+      // The local APIC timer interrupt on the CPU the sleeper armed its hrtimer on.
+      Task& t = *tasks_[arg];
+      t.sleep_timer.fired();
+      raise_irq(t.cpu, irq_code(kIrqHrtimerSleeper, arg), host_.now());
+      break;
+    }
     case kRxArrive:
       rx_sync(channel_of(arg));
       break;
@@ -491,6 +498,10 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
       break;
     case kIrqTick:
       scheduler_tick(c);
+      break;
+    case kIrqHrtimerSleeper:
+      // hrtimer_wakeup() -> wake_up_process(): the timed-out sleeper is woken from this CPU.
+      try_to_wake_up(*tasks_[arg], c.id);
       break;
   }
 }

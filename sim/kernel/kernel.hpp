@@ -305,7 +305,8 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- interrupts ----------------------------------------------------------------------------
   enum IrqType : std::uint32_t {
-    kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5, kIrqIpiRps = 6
+    kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5, kIrqIpiRps = 6,
+    kIrqHrtimerSleeper = 7
   };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
   // Delivery flags in an irq code (below the type, above every argument).
@@ -465,7 +466,19 @@ class Kernel : public EventSink, public WakeView {
                             Nanos* owed = nullptr) {
     return EpollWaitAwait{*this, t, ep, maxevents, out, timeout, owed, 0, {}};
   }
-  Proc<int> ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed);
+  /// `expiry`: the hrtimer's expiry of a timed wait (epoll_pwait2()), kNever for none.
+  Proc<int> ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed,
+                         Nanos expiry = kNever);
+  /// epoll_pwait2() with a relative timeout of `timeout_ns` > 0: ep_poll() sleeps with
+  /// schedule_hrtimeout_range(timeout, slack), and the hrtimer interrupt on the sleeper's CPU wakes
+  /// it at the range's end (select_estimate_accuracy()'s slack after the timeout) unless events
+  /// came first. Returns the events, 0 when it timed out with none.
+  Proc<int> epoll_pwait2(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos timeout_ns,
+                         Nanos* owed = nullptr) {
+    return ep_poll_proc(t, ep, maxevents, out, -1, owed, now() + select_estimate_accuracy(t, timeout_ns) + timeout_ns);
+  }
+  /// select_estimate_accuracy() (fs/select.c v6.6): the slack of a `timeout_ns` wait by `t`.
+  static Nanos select_estimate_accuracy(const Task& t, Nanos timeout_ns);
   /// The running task `t`, in ep_poll()'s wait (Task::ep_poll), is about to resume: true if its
   /// ready list is still empty and it has gone back to sleep on ep->wq instead.
   bool ep_poll_wait_again(Task& t);
@@ -476,7 +489,10 @@ class Kernel : public EventSink, public WakeView {
   /// reads the ready list halfway through. Returns what the first call to find events returns, as
   /// epoll_wait() (with `owed`, the transfer and the call's return are left owed). The
   /// loop is preemptible: when the scheduler wants the CPU it yields, then goes on calling.
-  Proc<int> epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed = nullptr);
+  /// `until`: the application stops calling at that time (its next timed send is due) and 0 is
+  /// returned.
+  Proc<int> epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed = nullptr,
+                                 Nanos until = kNever);
   /// ep_send_events(): moves up to `maxevents` ready sockets to `out`; returns the transfer's CPU
   /// cost (epoll_event_ns per event).
   Nanos ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
@@ -617,7 +633,7 @@ class Kernel : public EventSink, public WakeView {
  private:
   enum EventKind : std::uint32_t {
     kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6, kSpinDeadline = 7,
-    kRxArrive = 8
+    kRxArrive = 8, kSleepTimer = 9
   };
   void rx_enter(Channel& ch, const RxEntry& e);  // a train enters the ring (or is dropped)
   /// A channel as an event or IRQ argument (NIC index << 20 | queue), and back.

@@ -187,7 +187,8 @@ bool Kernel::ep_poll_wait_again(Task& t) {
   return true;
 }
 
-Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed) {
+Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed,
+                                       Nanos until) {
   // ep_poll() with timeout 0 (fs/eventpoll.c v6.6): timed_out = 1, ep_events_available() false,
   // return 0. The empty calls change nothing, so their run is one spin. Each call reads the ready
   // list halfway through (the syscall entry and do_epoll_wait()'s lookup before, the return after:
@@ -195,16 +196,26 @@ Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::v
   // and the call returns.
   const Nanos call = ep_poll_entry_ns();
   const Nanos before = call / 2;
+  bool due = false;
   for (;;) {
     const Nanos from = now();
-    co_await spin_until(t, nullptr, &ep, kNever, CpuClass::kSystem);
+    co_await spin_until(t, nullptr, &ep, until, CpuClass::kSystem);
     if (!ep.ready.empty()) {
       const Nanos into = call > 0 ? (now() - from) % call : 0;
       const Nanos to_read = into <= before ? before - into : call - into + before;
       if (to_read > 0) co_await exec(task_ctx(t, CpuClass::kSystem), to_read);
       break;
     }
+    if (now() >= until) {  // the application's next timed task is due: it stops calling
+      due = true;
+      break;
+    }
     co_await cond_resched(t);
+  }
+  if (due) {
+    out.clear();
+    if (owed) *owed = 0;
+    co_return 0;
   }
   const Nanos cost = ep_send_events(t, ep, maxevents, out) + (call - before);
   if (owed) {
@@ -215,7 +226,18 @@ Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::v
   co_return static_cast<int>(out.size());
 }
 
-Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed) {
+Nanos Kernel::select_estimate_accuracy(const Task& t, Nanos timeout_ns) {
+  // rt tasks get no slack; others 0.1% of the wait (0.5% at a positive nice), at most MAX_SLACK
+  // (100 ms), at least the task's timer_slack_ns.
+  if (is_rt_policy(t.se.policy)) return 0;
+  constexpr Nanos kMaxSlack = 100000000;
+  const Nanos divfactor = t.se.nice > 0 ? 200 : 1000;
+  const Nanos slack = std::min(kMaxSlack, std::max<Nanos>(0, timeout_ns) / divfactor);
+  return std::max(slack, t.timer_slack_ns);
+}
+
+Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout, Nanos* owed,
+                               Nanos expiry) {
   // The syscall entry and ep_poll(); when events are already queued it finds them at once and the
   // entry and the transfer are one stretch of system time (the ready list read as the call starts).
   // A prefer_busy_poll epoll keeps the separate entry: ep_send_events() arms its IRQ-suspension
@@ -226,9 +248,14 @@ Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<in
     cost = 0;
     while (ep.ready.empty()) {
       if (owed) *owed = 0;
-      if (timeout == 0) co_return 0;
+      if (timeout == 0 || now() >= expiry) co_return 0;  // timed_out, and nothing came
       if (ep_busy_loop_on(ep) && co_await ep_busy_loop(t, ep)) continue;
+      // schedule_hrtimeout_range(): the sleeper's hrtimer, on this CPU, ends the wait at `expiry`
+      // (the end of the slack range: no other timer of this CPU is assumed to expire within it).
+      if (expiry != kNever)
+        t.sleep_timer.arm(host_.queue(), expiry, Prio::kTimer, this, kSleepTimer, static_cast<std::uint64_t>(t.id));
       co_await sleep_on(t, ep.wq);
+      t.sleep_timer.cancel();  // woken by an event first: hrtimer_cancel()
     }
   }
   cost += ep_send_events(t, ep, maxevents, out);

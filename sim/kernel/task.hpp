@@ -84,6 +84,9 @@ struct Slot {
 enum class TaskKind : std::uint8_t { kUser, kKsoftirqd, kKthread };
 enum class TaskState : std::uint8_t { kRunning, kRunnable, kSleeping, kDead };
 
+// init_task.timer_slack_ns (init/init_task.c v6.6): 50 us, inherited by every task.
+constexpr Nanos kDefaultTimerSlackNs = 50000;
+
 
 // Field order is for the cache: what a wakeup, a context switch and a segment read comes first
 // (the scalars, then the scheduling entity and the execution slot); the name and the statistics
@@ -109,6 +112,8 @@ struct Task {
   CpuMask allowed;           // cpus_ptr
   Proc<void> body;
   Timer spin_timer;          // the busy-poll deadline
+  Timer sleep_timer;         // hrtimer_sleeper of a timed sleep (epoll_pwait2's timeout)
+  Nanos timer_slack_ns = kDefaultTimerSlackNs;  // prctl(PR_SET_TIMERSLACK)
   // statistics
   std::uint64_t nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
   std::string name;

@@ -1334,6 +1334,64 @@ TEST(KernelTest, UserspaceBusyLoopFindsAnEventAtTheNextEpollWaitCall) {
   }
 }
 
+/// One epoll_pwait2() of `timeout` ns on `ep`; records when it returned and how many events.
+Proc<void> epoll_pwait2_once(Kernel& k, Task& t, Epoll& ep, Nanos timeout, Nanos* returned, int* n, WaitQueue& wq) {
+  std::vector<int> ev;
+  *n = co_await k.epoll_pwait2(t, ep, 16, ev, timeout);
+  *returned = k.now();
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, SelectEstimateAccuracyIsTheTimerSlackOrATenthOfAPercent) {
+  Task t;
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, us(100)), 50000);       // timer_slack_ns wins
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, 200000000), 200000);   // 200 ms / 1000
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, 1000000000000), 100000000);  // MAX_SLACK
+  set_sched_attr(t.se, SchedPolicy::kNormal, 5);
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, 200000000), 1000000);  // nice > 0: / 200
+  t.timer_slack_ns = 1;
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, us(100)), 500);
+  set_sched_attr(t.se, SchedPolicy::kFifo, 0, 10);
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, 200000000), 0);  // rt: no slack
+}
+
+TEST(KernelTest, EpollPwait2TimesOutAtTheEndOfTheSlackRange) {
+  // epoll_pwait2(100 us) at t=0: entry 0..350, then the task sleeps with its hrtimer at 100 us +
+  // 50 us slack = 150 us. Nothing arrives: the timer interrupt on CPU 0 (hardirq 500 ns) wakes it
+  // at 150.5 us and the call returns 0 (no transfer). An rt task has no slack: 100.5 us. A socket
+  // made ready at 20 us (from CPU 1) ends the wait first: the transfer (40 ns) and return at
+  // 20.04 us, and the timer is cancelled: CPU 0 takes no interrupt.
+  struct Case {
+    bool rt;
+    Nanos ready_at, returns;
+    int n;
+    std::uint64_t irqs;
+  };
+  for (const Case& c : {Case{false, -1, 150500, 0, 1}, Case{true, -1, 100500, 0, 1}, Case{false, us(20), 20040, 1, 0}}) {
+    SCOPED_TRACE(std::string(c.rt ? "rt" : "normal") + (c.ready_at >= 0 ? ", event" : ", timeout"));
+    CostParams costs = epoll_costs();
+    costs.hardirq_ns = 500;
+    Rig r{shape(2), KernelParams{}, costs};
+    r.k.add_nic(one_queue_nic(), "/nic");
+    At at{r.host};
+    Epoll& ep = r.k.add_epoll();
+    WaitQueue wq;
+    Socket& s = r.k.add_socket(0, 1);
+    r.k.epoll_ctl_add(ep, s, kEpollIn);
+    if (c.ready_at >= 0) at(c.ready_at, [&] { r.k.ep_modify(ep, s, kEpollOut, 1); });
+    Task& t = c.rt ? r.k.create_task("t", TaskKind::kUser, r.only(0), SchedPolicy::kFifo, 0, 10)
+                   : r.k.create_task("t", TaskKind::kUser, r.only(0));
+    Nanos returned = -1;
+    int n = -1;
+    start(r.k, t, epoll_pwait2_once(r.k, t, ep, us(100), &returned, &n, wq));
+    r.run_to(us(300));
+    r.settle();
+    EXPECT_EQ(n, c.n);
+    EXPECT_EQ(returned, c.returns);
+    EXPECT_EQ(r.cpu(0).irqs, c.irqs);
+  }
+}
+
 // ---- epoll_ctl(EPOLL_CTL_MOD): ep_modify() ----------------------------------------------------
 
 /// epoll_costs() plus epoll_ctl 200 ns: an epoll_ctl() call is syscall 100 + 200 = 300 ns.
