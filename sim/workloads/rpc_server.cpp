@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "sim/hw/rss.hpp"
 #include "sim/params/json_util.hpp"
@@ -33,11 +34,6 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   k_ = &k;
   paths_ = paths;
   k.set_peer(this);
-  for (std::size_t h = 0; h < paths_.size(); ++h) {
-    if (paths_[h].kernel)
-      throw ConfigError("/platform/clients/" + std::to_string(h) + "/stack",
-                        "expected \"idealised\": the " + type_ + " workload drives an idealised client");
-  }
   uplink_.setup(k, paths_);
   to_client_.resize(paths_.size());
   check_offered_load();
@@ -78,34 +74,239 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
     flow_socks_.push_back(s.id);
+    if (!paths_[static_cast<std::size_t>(host)].kernel) idealised_socks_.push_back(s.id);
   }
+  setup_linux_clients(rng);
+}
+
+void RpcServer::setup_linux_clients(const RngRoot& rng) {
+  csock_to_sock_.resize(paths_.size());
+  client_retx_.resize(paths_.size());
+  const std::int64_t threads = p_.client_threads > 0 ? p_.client_threads : p_.num_threads;
+  std::vector<int> trace_thread;  // flow index -> client thread (trace loads)
+  if (load_.kind == RpcLoad::Kind::kTrace) trace_thread.assign(flow_socks_.size(), -1);
+  std::vector<int> flow_index(flows_.size(), -1);
+  for (std::size_t i = 0; i < flow_socks_.size(); ++i) flow_index[static_cast<std::size_t>(flow_socks_[i])] = static_cast<int>(i);
+  for (std::size_t h = 0; h < paths_.size(); ++h) {
+    Kernel* ck = paths_[h].kernel;
+    if (!ck) continue;
+    client_wires_.push_back(std::make_unique<ClientWire>(*this, static_cast<int>(h)));
+    ck->set_peer(client_wires_.back().get());
+    std::vector<int> host_flows;
+    for (int sock : flow_socks_) {
+      Flow& f = flows_[static_cast<std::size_t>(sock)];
+      if (f.host != static_cast<int>(h)) continue;
+      // The client's socket: the reverse tuple hashed by the client NIC's RSS.
+      const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 8080,
+                          static_cast<std::uint16_t>(40000 + flow_index[static_cast<std::size_t>(sock)] % 25000)};
+      Socket& cs = ck->add_socket(0, rev);
+      f.csock = cs.id;
+      if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id))
+        csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
+      csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = sock;
+      host_flows.push_back(sock);
+    }
+    const CpuMask mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), path_ + "/client_cpus");
+    std::size_t first = 0;
+    for (std::int64_t i = 0; i < threads; ++i) {
+      // A contiguous block of connections each, the first (flows % threads) one longer.
+      const std::size_t n = flows_in_thread(host_flows.size(), static_cast<std::size_t>(threads), static_cast<std::size_t>(i));
+      if (n == 0) continue;  // more threads than connections: the rest have nothing to do
+      auto th = std::make_unique<ClientThread>();
+      th->host = static_cast<int>(h);
+      th->flows.assign(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
+                       host_flows.begin() + static_cast<std::ptrdiff_t>(first + n));
+      first += n;
+      const std::string name = type_ + "-client" + std::to_string(h) + "/" + std::to_string(i);
+      th->rng = rng.stream(name);
+      th->task = &ck->create_task(name, TaskKind::kUser, mask);
+      th->task->timer_slack_ns = p_.client_timer_slack_ns;
+      th->ep = &ck->add_epoll();
+      for (int sock : th->flows) ck->epoll_ctl_add(*th->ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      // Open loop: this thread's connections' share of the offered rate.
+      th->gap_scale = load_.gap_scale * static_cast<double>(flow_socks_.size()) / static_cast<double>(n);
+      if (!trace_thread.empty())
+        for (int sock : th->flows)
+          trace_thread[static_cast<std::size_t>(flow_index[static_cast<std::size_t>(sock)])] =
+              static_cast<int>(client_threads_.size());
+      th->task->body = client_thread(*th);
+      const int cpu = static_cast<int>(i % ck->nr_cpus());
+      ck->start_task(*th->task, mask.test(cpu) ? cpu : mask.first());
+      client_threads_.push_back(std::move(th));
+    }
+  }
+  if (trace_thread.empty()) return;
+  for (std::size_t r = 0; r < load_.trace.size(); ++r) {
+    const int th = trace_thread[static_cast<std::size_t>(load_.trace[r].flow)];
+    if (th >= 0) client_threads_[static_cast<std::size_t>(th)]->trace.push_back(r);
+  }
+}
+
+void RpcServer::push_due(ClientThread& th, Nanos at, int sock, std::int64_t rec) {
+  th.due.push_back(Due{at, th.seq++, sock, rec});
+  std::push_heap(th.due.begin(), th.due.end(), std::greater<>{});
+}
+
+void RpcServer::next_trace_due(ClientThread& th) {
+  if (th.trace_next == th.trace.size()) {
+    if (!load_.repeat) return;
+    th.trace_base += trace_pass_ns();
+    th.trace_next = 0;
+  }
+  const std::size_t rec = th.trace[th.trace_next++];
+  const TraceRecord& tr = load_.trace[rec];
+  push_due(th, th.trace_base + static_cast<Nanos>(std::llround(static_cast<double>(tr.t) / load_.rate_scale)),
+           flow_socks_[static_cast<std::size_t>(tr.flow)], static_cast<std::int64_t>(rec));
+}
+
+Proc<void> RpcServer::client_thread(ClientThread& th) {
+  Kernel& ck = *paths_[static_cast<std::size_t>(th.host)].kernel;
+  Task& t = *th.task;
+  auto send = [&](Flow& f, Request r) -> Proc<void> {
+    r.sent = ck.now();  // rr_ts_1: just before the first send()
+    // The model's TCP sends at once whatever the peer's window, but a connection never has more
+    // than the server's receive buffer and the client's send buffer unread: beyond that a
+    // non-blocking send() fails with EAGAIN (sk_stream_memory_free() false) and the request is
+    // counted unsent, as the idealised client counts it.
+    if (f.rmem + truesize(r) > p_.rcvbuf + p_.sndbuf) {
+      ++unsent_;
+      if (in_window(r.sent)) ++unsent_in_window_;
+      co_await ck.exec(ck.task_ctx(t, CpuClass::kSystem), ck.costs().syscall_ns);
+      co_return;
+    }
+    f.rmem += truesize(r);
+    f.unread.push_back(r);  // TCP keeps the byte stream in order: the server frames it so
+    f.waiting.push_back(r);
+    ++sent_;
+    if (in_window(r.sent)) ++sent_in_window_;
+    if (send_log_) send_log_->push_back(r.sent);
+    Socket& cs = ck.socket(f.csock);
+    for (std::int64_t left = r.request_size; left > 0;) {
+      const std::int64_t chunk = std::min(left, p_.buffer_size);
+      co_await ck.sys_send(t, cs, chunk);
+      left -= chunk;
+    }
+  };
+  switch (load_.kind) {
+    case RpcLoad::Kind::kClosed:  // every connection's first request at once, as neper's client
+      for (int sock : th.flows) co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
+      break;
+    case RpcLoad::Kind::kOpen:
+      push_due(th, ck.now() + static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(th.rng) * th.gap_scale)),
+               -1, -1);
+      break;
+    case RpcLoad::Kind::kTrace:
+      if (!th.trace.empty()) next_trace_due(th);
+      break;
+  }
+  std::vector<int> events;
+  events.reserve(static_cast<std::size_t>(p_.maxevents));
+  for (;;) {
+    while (!th.due.empty() && th.due.front().at <= ck.now()) {
+      std::pop_heap(th.due.begin(), th.due.end(), std::greater<>{});
+      const Due d = th.due.back();
+      th.due.pop_back();
+      if (load_.kind == RpcLoad::Kind::kOpen) {
+        push_due(th, d.at + static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(th.rng) * th.gap_scale)),
+                 -1, -1);
+        const int sock = th.flows[th.rng.uniform_int(th.flows.size())];
+        co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
+      } else if (d.rec >= 0) {
+        const TraceRecord& tr = load_.trace[static_cast<std::size_t>(d.rec)];
+        Request r;
+        r.request_size = tr.request_size;
+        r.response_size = tr.response_size;
+        r.service_ns = tr.service_ns;
+        next_trace_due(th);
+        co_await send(flows_[static_cast<std::size_t>(d.sock)], r);
+      } else {
+        co_await send(flows_[static_cast<std::size_t>(d.sock)], make_request(th.rng, 0));
+      }
+    }
+    const Nanos next = th.due.empty() ? kNever : th.due.front().at;
+    int n;
+    if (p_.client_epoll_timeout == 0) {  // the userspace busy loop, up to the next timed send
+      n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events, 0);
+      if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, *th.ep, static_cast<int>(p_.maxevents), events, nullptr, next);
+    } else if (next == kNever) {
+      n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events);
+    } else {
+      n = co_await ck.epoll_pwait2(t, *th.ep, static_cast<int>(p_.maxevents), events, next - ck.now());
+    }
+    for (int i = 0; i < n; ++i) {
+      Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
+      Flow& f = flows_[static_cast<std::size_t>(csock_to_sock_[static_cast<std::size_t>(th.host)][static_cast<std::size_t>(cs.id)])];
+      f.resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
+      while (!f.waiting.empty() && f.resp_got >= static_cast<std::int64_t>(f.waiting.front().response_size)) {
+        const Request r = f.waiting.front();
+        f.waiting.pop_front();
+        f.resp_got -= r.response_size;
+        ++completed_;
+        if (in_window(ck.now())) {
+          ++measured_;
+          hist_.record(ck.now() - r.sent);
+        }
+        co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
+        if (load_.kind != RpcLoad::Kind::kClosed) continue;
+        const auto think = static_cast<Nanos>(std::llround(load_.think_ns.sample(th.rng)));
+        if (think <= 0) {
+          co_await send(f, make_request(th.rng, 0));
+        } else {
+          push_due(th, ck.now() + think, f.sock, -1);
+        }
+      }
+      Kernel::ep_link_if_ready(*th.ep, cs);
+    }
+  }
+}
+
+void RpcServer::ClientWire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
+                                        Nanos wire_done) {
+  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
+  const ClientPath& path = w_.paths_[static_cast<std::size_t>(host_)];
+  deliver_to_nic(*w_.k_, path.nic, Train{sock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+}
+
+void RpcServer::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
+  // The client NIC dropped a response train: the server's TCP sends it again after its RTO.
+  w_.drops_ += segs;
+  if (bytes == 0) return;
+  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
+  w_.client_retx_[static_cast<std::size_t>(host_)].push_back(Train{sock, bytes, segs, false});
+  w_.k_->host().schedule(w_.k_->now() + w_.p_.rto_ns, Prio::kWire, &w_, kClientRetransmit,
+                         static_cast<std::uint64_t>(host_));
 }
 
 void RpcServer::start() {
   switch (load_.kind) {
     case RpcLoad::Kind::kClosed:
       // Flows start within the first 10 us, as a load generator's connections do.
-      for (int sock : flow_socks_)
+      for (int sock : idealised_socks_)
         k_->host().schedule(static_cast<Nanos>(load_rng_.uniform_int(10000)), Prio::kWire, this, kStart,
                             static_cast<std::uint64_t>(sock));
       break;
     case RpcLoad::Kind::kOpen:
-      k_->host().schedule(static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(load_rng_) * load_.gap_scale)),
+      if (idealised_socks_.empty()) break;  // Linux client hosts draw their own arrivals
+      k_->host().schedule(static_cast<Nanos>(std::llround(
+                              load_.interarrival_ns.sample(load_rng_) * load_.gap_scale *
+                              static_cast<double>(flow_socks_.size()) / static_cast<double>(idealised_socks_.size()))),
                           Prio::kWire, this, kOpenArrival, 0);
       break;
     case RpcLoad::Kind::kTrace:
-      if (!load_.trace.empty()) k_->host().schedule(0, Prio::kWire, this, kTraceArrival, 0);
+      if (!load_.trace.empty() && !idealised_socks_.empty()) k_->host().schedule(0, Prio::kWire, this, kTraceArrival, 0);
       break;
   }
 }
 
-void RpcServer::new_request(Flow& f, Nanos at) {
+RpcServer::Request RpcServer::make_request(Rng& rng, Nanos at) {
   Request r;
   r.sent = at;
-  r.request_size = static_cast<std::uint32_t>(std::max(1.0, std::round(load_.request_size.sample(load_rng_))));
-  r.response_size = static_cast<std::uint32_t>(std::max(1.0, std::round(load_.response_size.sample(load_rng_))));
-  send_request(f, r);
+  r.request_size = static_cast<std::uint32_t>(std::max(1.0, std::round(load_.request_size.sample(rng))));
+  r.response_size = static_cast<std::uint32_t>(std::max(1.0, std::round(load_.response_size.sample(rng))));
+  return r;
 }
+
+void RpcServer::new_request(Flow& f, Nanos at) { send_request(f, make_request(load_rng_, at)); }
 
 namespace {
 // SKB_TRUESIZE(0) (include/linux/skbuff.h v6.6, x86-64): SKB_DATA_ALIGN(sizeof(struct sk_buff))
@@ -204,9 +405,13 @@ Proc<void> RpcServer::worker(Worker& w) {
 }
 
 void RpcServer::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
-  if (ack_only) return;  // the idealised client's stack absorbs ACKs
   const Flow& f = flows_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(f.host)];
+  if (path.kernel) {
+    deliver_to_nic(*path.kernel, 0, Train{f.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    return;
+  }
+  if (ack_only) return;  // the idealised client's stack absorbs ACKs
   // The server's port is FIFO and a host's latency is fixed, so a host's arrivals are in order.
   to_client_[static_cast<std::size_t>(f.host)].push_back(Train{sock, bytes, segs, false});
   k_->host().schedule(wire_done + path.latency_ns + p_.client_rx_ns, Prio::kWire, this, kClientArrive,
@@ -292,7 +497,8 @@ void RpcServer::trace_arrival() {
     r.request_size = tr.request_size;
     r.response_size = tr.response_size;
     r.service_ns = tr.service_ns;
-    send_request(flows_[static_cast<std::size_t>(flow_socks_[static_cast<std::size_t>(tr.flow)])], r);
+    Flow& f = flows_[static_cast<std::size_t>(flow_socks_[static_cast<std::size_t>(tr.flow)])];
+    if (f.csock < 0) send_request(f, r);  // a Linux client host's threads send their own records
     if (++trace_next_ == load_.trace.size()) {
       if (!load_.repeat) return;
       trace_base_ += trace_pass_ns();  // the next pass starts one mean gap after the last request
@@ -314,9 +520,11 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       new_request(flows_[arg], k_->now());
       break;
     case kOpenArrival: {
-      const int sock = flow_socks_[load_rng_.uniform_int(flow_socks_.size())];
+      // The idealised hosts' connections' share of the offered rate (all of it without Linux hosts).
+      const int sock = idealised_socks_[load_rng_.uniform_int(idealised_socks_.size())];
       new_request(flows_[static_cast<std::size_t>(sock)], k_->now());
-      const auto gap = static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(load_rng_) * load_.gap_scale));
+      const double share = static_cast<double>(flow_socks_.size()) / static_cast<double>(idealised_socks_.size());
+      const auto gap = static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(load_rng_) * load_.gap_scale * share));
       k_->host().schedule(k_->now() + gap, Prio::kWire, this, kOpenArrival, 0);
       break;
     }
@@ -332,6 +540,14 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
         f.wmem -= truesize(r);
         transmit(f, r, k_->now() + p_.client_tx_ns);
       }
+      break;
+    }
+    case kClientRetransmit: {
+      const Train tr = client_retx_[arg].front();
+      client_retx_[arg].pop_front();
+      const Flow& f = flows_[static_cast<std::size_t>(tr.sock)];
+      deliver_to_nic(*paths_[arg].kernel, 0, Train{f.csock, tr.bytes, tr.segs, false},
+                     k_->now() + paths_[arg].latency_ns);
       break;
     }
     case kClientArrive: {

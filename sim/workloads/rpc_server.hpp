@@ -22,12 +22,26 @@
 // 0.75 ms minimum granularity) rather than behind a softirq run (up to 2 ms by MAX_SOFTIRQ_TIME,
 // typically tens of µs); scenarios state their own threshold.
 //
-// Client: an idealised load generator (no client kernel): closed loop per flow (send, wait for the
-// whole response, optional think time, send again; neper tcp_rr with -D), open loop (requests leave
-// at generated times whatever the responses; mutilate/wrk2 style), or a trace's times. Latency is
-// the client RTT from just before the first send() to the recv() that completes the response;
-// each response is handled at its arrival time (one event per response train), so a client's
-// transmissions are always in time order on its port.
+// Client, on a Linux client host (ClientSpec "stack": "linux", the default): a load generator's
+// process on that host's own simulated kernel: `client_threads` threads, each owning a contiguous
+// block of the host's connections (as neper's thread.c gives them out), each an event loop over
+// epoll. A request leaves with rr_ts_1 taken just before its first send(); a response is read with
+// recv() calls of at most buffer_size bytes and completed by the one that reads its last byte,
+// then the thread does its user work (client_user_ns: timestamp, histogram). Closed loop: the
+// next request of the flow is sent in the same handler, or after a think time; open loop: each
+// thread draws its own arrivals at its connections' share of rate_rps; trace: each thread sends
+// the records of its connections at their times. A thread with sends due later waits for them in
+// epoll_pwait2() with a timeout to the earliest (libevent's loop with a precise timer), so it
+// wakes at most its timer slack (client_timer_slack_ns, the kernel's 50 us unless set) late; with
+// client_epoll_timeout 0 it calls epoll_wait(0) instead until events come or the send is due.
+// The Linux client's TCP sends whatever the server's window, but a connection never has more than
+// rcvbuf + sndbuf unread: beyond that send() fails and the request is counted unsent.
+// Client, idealised ("stack": "idealised"): a load generator with no client kernel: closed loop per
+// flow (send, wait for the whole response, optional think time, send again; neper tcp_rr with
+// -D), open loop (requests leave at generated times whatever the responses; mutilate/wrk2 style),
+// or a trace's times. Latency is the client RTT from just before the first send() to the recv()
+// that completes the response; each response is handled at its arrival time (one event per
+// response train), so a client's transmissions are always in time order on its port.
 #pragma once
 
 #include <vector>
@@ -56,6 +70,11 @@ struct RpcServerParams {
   std::int64_t client_tx_ns = 3000;
   std::int64_t client_rx_ns = 3000;
   std::int64_t rto_ns = 200000000;
+  std::int64_t client_threads = 0;        // Linux client host: the load generator's threads (0: num_threads)
+  std::string client_cpus = "";
+  std::int64_t client_user_ns = 200;      // Linux client: user work per response
+  std::int64_t client_timer_slack_ns = 50000;  // Linux client: prctl(PR_SET_TIMERSLACK)
+  std::int64_t client_epoll_timeout = -1;  // Linux client: -1 blocks; 0: its own busy loop on epoll_wait
   std::int64_t rcvbuf = 6291456;  // tcp_rmem[2]: where receive-buffer autotuning ends
   std::int64_t sndbuf = 4194304;  // tcp_wmem[2]
   std::vector<double> percentiles = {50, 90, 99, 99.9};
@@ -90,6 +109,22 @@ struct RpcServerParams {
       Range{0, 1e9});
     v("rto_ns", &RpcServerParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
       Range{1000, 1e10});
+    v("client_threads", &RpcServerParams::client_threads, "threads",
+      "Linux client host: the load generator's threads on each client host, one epoll loop each (0 = num_threads)",
+      Range{0, 4096});
+    v("client_cpus", &RpcServerParams::client_cpus, "cpulist",
+      "Linux client host: CPUs the load generator's threads may run on (\"\" = all CPUs)");
+    v("client_user_ns", &RpcServerParams::client_user_ns, "ns",
+      "Linux client host: user-space work per response (timestamps, histogram update, next request)",
+      Range{0, 1e9});
+    v("client_timer_slack_ns", &RpcServerParams::client_timer_slack_ns, "ns",
+      "Linux client host: the load generator threads' timer slack (prctl PR_SET_TIMERSLACK; the kernel's default "
+      "50000): a timed wait for the next send ends up to this late",
+      Range{1, 1e9});
+    v("client_epoll_timeout", &RpcServerParams::client_epoll_timeout, "ms",
+      "Linux client host: the load generator threads' epoll_wait timeout: -1 blocks (epoll_pwait2() up to the next "
+      "timed send); 0 is a userspace busy loop (epoll_wait(0) until events come or the next timed send is due)",
+      Range{-1, 0});
     v("rcvbuf", &RpcServerParams::rcvbuf, "bytes",
       "Server socket receive buffer, in skb truesize: what a connection queues unread before its window "
       "closes (default tcp_rmem[2], where autotuning ends)",
@@ -161,6 +196,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   };
   struct Flow {
     int sock = -1;
+    int csock = -1;              // the client host's socket (Linux client hosts)
     int host = 0;
     int thread = 0;
     Fifo<Request> unread{4};     // server side: sent, not yet read whole by a worker (TCP order)
@@ -182,10 +218,50 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     WaitQueue sleep;            // off-CPU block
     Rng rng{0};                 // service and block draws
   };
+  /// A send a Linux client thread has due at `at`: a flow's next request after its think time,
+  /// an open-loop arrival (`rec` -1, the flow drawn when it is due) or trace record `rec`.
+  struct Due {
+    Nanos at = 0;
+    std::uint64_t seq = 0;  // FIFO among equal times
+    int sock = -1;
+    std::int64_t rec = -1;
+    bool operator>(const Due& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  /// One thread of the load generator on a Linux client host.
+  struct ClientThread {
+    Task* task = nullptr;
+    Epoll* ep = nullptr;
+    int host = 0;
+    std::vector<int> flows;  // server socket ids of its connections
+    std::vector<Due> due;    // min-heap on (at, seq)
+    std::uint64_t seq = 0;
+    Rng rng{0};              // sizes, think times, open-loop gaps and flows
+    double gap_scale = 1.0;  // open loop: this thread's share of the rate
+    std::vector<std::size_t> trace;  // trace: its records, in order
+    std::size_t trace_next = 0;
+    Nanos trace_base = 0;
+  };
+  /// The wire seen from a Linux client host: its transmissions reach the server's NIC.
+  class ClientWire : public WirePeer {
+   public:
+    ClientWire(RpcServer& w, int host) : w_(w), host_(host) {}
+    void on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+    void on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) override;
+
+   private:
+    RpcServer& w_;
+    int host_;
+  };
   enum Kind : std::uint32_t {
     kStart = 1, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
-    kTraceArrival = 7, kWorkerWake = 8, kWindowOpen = 9
+    kTraceArrival = 7, kWorkerWake = 8, kWindowOpen = 9, kClientRetransmit = 10
   };
+  void setup_linux_clients(const RngRoot& rng);
+  Proc<void> client_thread(ClientThread& th);
+  void push_due(ClientThread& th, Nanos at, int sock, std::int64_t rec);
+  /// The trace record after `th`'s last one: its due send, a pass later when it wraps.
+  void next_trace_due(ClientThread& th);
+  Request make_request(Rng& rng, Nanos at);  // app: draw sizes
   /// sk_rmem/sk_wmem charge of a request: its payload plus SKB_TRUESIZE(0) per segment.
   std::int64_t truesize(const Request& r) const;
   void transmit(Flow& f, const Request& r, Nanos depart);  // onto the wire: in the server's unread
@@ -213,6 +289,11 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Rng load_rng_{0};
   ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
   std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
+  std::vector<std::unique_ptr<ClientThread>> client_threads_;  // Linux client hosts
+  std::vector<std::unique_ptr<ClientWire>> client_wires_;
+  std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
+  std::vector<std::vector<int>> csock_to_sock_;  // per host: client socket id -> server socket id
+  std::vector<int> idealised_socks_;         // flows on idealised client hosts
   std::size_t trace_next_ = 0;
   Nanos trace_base_ = 0;                    // start of the current pass over the trace
   std::vector<Nanos>* send_log_ = nullptr;

@@ -105,12 +105,6 @@ struct TcpRrParams {
   bool operator==(const TcpRrParams&) const = default;
 };
 
-/// neper's flows_in_thread() (thread.c): thread `tid` of `threads` owns this many of `flows`, in
-/// a contiguous block after the blocks of the threads before it.
-inline std::size_t flows_in_thread(std::size_t flows, std::size_t threads, std::size_t tid) {
-  return flows / threads + (tid < flows % threads ? 1 : 0);
-}
-
 class TcpRr : public Workload, public EventSink, public WirePeer {
  public:
   explicit TcpRr(const TcpRrParams& p) : p_(p) {}

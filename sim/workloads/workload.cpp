@@ -107,13 +107,13 @@ const WorkloadRegistry& builtin_workloads() {
     };
     r.add(std::move(mutilate));
     WorkloadInfo app = plain_workload<AppParams, App>(
-        "app", "An epoll RPC server with user work per request, open or closed loop over connections", false);
+        "app", "An epoll RPC server with user work per request, open or closed loop over connections", true);
     app.resolve = [](const Json& params, const std::string& path, const std::string&) {
       return resolve_app_params(params, path);
     };
     r.add(std::move(app));
     WorkloadInfo trace = plain_workload<TraceParams, Trace>(
-        "trace", "The app server replaying a request trace (CSV: time, flow, sizes, service)", false);
+        "trace", "The app server replaying a request trace (CSV: time, flow, sizes, service)", true);
     trace.resolve = [](const Json& params, const std::string& path, const std::string& base_dir) {
       return resolve_trace_params(params, path, base_dir);
     };

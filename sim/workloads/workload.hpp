@@ -72,6 +72,12 @@ inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t t
                      : static_cast<int>(reciprocal_scale(phash, static_cast<std::uint32_t>(threads)));
 }
 
+/// neper's flows_in_thread() (thread.c): thread `tid` of `threads` owns this many of `flows`, in
+/// a contiguous block after the blocks of the threads before it.
+inline std::size_t flows_in_thread(std::size_t flows, std::size_t threads, std::size_t tid) {
+  return flows / threads + (tid < flows % threads ? 1 : 0);
+}
+
 /// conservation() of a request/response workload: every request `sent` is `answered` or
 /// `in_flight`; segments the NIC dropped were retransmitted.
 Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint64_t in_flight,
@@ -113,7 +119,7 @@ Json resolve_workload_params(const std::string& type, const Json& params, const 
 Json workload_schema();
 std::vector<std::string> workload_types();
 /// Whether the workload runs its client on a simulated Linux host (ClientSpec "stack": "linux"):
-/// neper's client loops for tcp_rr. The others drive the server from the idealised generator.
+/// tcp_rr (neper), app and trace (a load generator). The others drive the server from the idealised generator.
 bool workload_has_linux_client(const std::string& type);
 
 }  // namespace napisim

@@ -33,7 +33,7 @@ Json zero_cost_scenario(const Json& workload) {
       {"duration_s", 0.01},
       {"topology", {{"numa_nodes", 1}, {"llcs_per_node", 1}, {"cores_per_llc", 1}, {"threads_per_core", 1}}},
       {"nics", Json::array({{{"queues", 1}, {"rx_usecs", 0}, {"rx_frames", 1}, {"speed_gbps", 1e4}, {"irq_affinity", "0"}}})},
-      {"platform", {{"clients", Json::array({{{"name", "c"}, {"link_gbps", 1e4}, {"link_latency_ns", 0}}})}}},
+      {"platform", {{"clients", Json::array({{{"name", "c"}, {"stack", "idealised"}, {"link_gbps", 1e4}, {"link_latency_ns", 0}}})}}},
       {"costs", costs},
       {"workload", workload}};
   doc["workload"]["params"]["client_tx_ns"] = 0;
@@ -277,6 +277,113 @@ TEST(TraceTest, RepeatStartsTheTraceOver) {
   EXPECT_EQ(sends[3], 3000000);
   EXPECT_EQ(sends[5], 5000000);
   EXPECT_EQ(sends[6], 6000000);
+}
+
+// ---- the load generator on a Linux client host ----
+
+/// `doc` with its client on a Linux host like the server (every cost zero there too).
+Json on_linux_client(Json doc, std::int64_t timer_slack_ns = 50000) {
+  doc["platform"]["clients"][0]["stack"] = "linux";
+  doc["workload"]["params"]["client_user_ns"] = 0;
+  doc["workload"]["params"]["client_timer_slack_ns"] = timer_slack_ns;
+  return doc;
+}
+
+Json one_connection(const Json& think_ns) {
+  Json doc = zero_cost_scenario({{"type", "app"},
+                                 {"params",
+                                  {{"load", "closed"},
+                                   {"num_flows", 1},
+                                   {"num_threads", 1},
+                                   {"request_size", 64},
+                                   {"response_size", 64},
+                                   {"think_ns", think_ns},
+                                   {"service_ns", 10000}}}});
+  doc["duration_s"] = 0.1;
+  return doc;
+}
+
+TEST(AppTest, LinuxClientAddsNothingWhenEveryCostIsZero) {
+  // One connection, 10 us of service, no think time, every cost zero on both hosts, a 0-latency
+  // link: each transaction is the service alone whichever client sends it, 10000 a second.
+  for (const bool linux_host : {false, true}) {
+    SCOPED_TRACE(linux_host ? "linux" : "idealised");
+    Json doc = one_connection(0);
+    if (linux_host) doc = on_linux_client(doc);
+    const SimRun r = run(doc);
+    EXPECT_EQ(r.lat("min"), 10000);
+    EXPECT_EQ(r.lat("max"), 10000);
+    EXPECT_NEAR(r.summary()["throughput"].get<double>(), 100000.0, 100.0);
+    EXPECT_EQ(r.r.contains("clients") && r.r["clients"].contains("c"), linux_host);
+  }
+}
+
+TEST(AppTest, LinuxClientWakesForAThinkTimeItsTimerSlackLate) {
+  // A 100 us think time after each 10 us transaction. The idealised client sends again at once:
+  // a 110 us cycle, 9090.9/s. The Linux client's thread waits in epoll_pwait2(100 us), whose
+  // hrtimer fires at the end of the slack range: 50 us late with the kernel's default slack
+  // (160 us, 6250/s); with a slack of 1 ns, select_estimate_accuracy() gives 100 us / 1000 =
+  // 100 ns (110.1 us, 9082.7/s). The latency is the service either way.
+  struct Case {
+    bool linux_host;
+    std::int64_t slack;
+    double rate;
+  };
+  for (const Case& c : {Case{false, 0, 1e9 / 110000}, Case{true, 50000, 1e9 / 160000}, Case{true, 1, 1e9 / 110100}}) {
+    SCOPED_TRACE(std::to_string(c.slack));
+    Json doc = one_connection(100000);
+    if (c.linux_host) doc = on_linux_client(doc, c.slack);
+    const SimRun r = run(doc);
+    EXPECT_NEAR(r.summary()["throughput"].get<double>(), c.rate, 0.002 * c.rate);
+    EXPECT_EQ(r.lat("max"), 10000);
+  }
+}
+
+TEST(AppTest, LinuxClientBusyLoopSendsAtTheThinkTimeAndNeverSleeps) {
+  // The think-time case above with client_epoll_timeout 0: the thread calls epoll_wait(0) (each
+  // call costs nothing here) until the response comes or the next send is due, so it sends on
+  // time (the 110 us cycle of the idealised client) and is never woken.
+  Json doc = on_linux_client(one_connection(100000));
+  doc["workload"]["params"]["client_epoll_timeout"] = 0;
+  const SimRun r = run(doc);
+  EXPECT_NEAR(r.summary()["throughput"].get<double>(), 1e9 / 110000, 0.002 * 1e9 / 110000);
+  EXPECT_EQ(r.r["clients"]["c"]["wakeups"].get<int>(), 0);
+}
+
+TEST(AppTest, LinuxClientThreadsShareTheOpenLoopRate) {
+  // 50k requests/s offered over 8 connections by 2 client threads of 4 connections each: each
+  // draws its own Poisson arrivals at 25k/s. 0.2 s: 10000 requests expected (sd 100).
+  Json doc = on_linux_client(zero_cost_scenario({{"type", "app"},
+                                                 {"params",
+                                                  {{"load", "open"},
+                                                   {"rate_rps", 50000},
+                                                   {"num_flows", 8},
+                                                   {"num_threads", 2},
+                                                   {"service_ns", 1000}}}}),
+                             1);
+  doc["duration_s"] = 0.2;
+  std::vector<Nanos> sends;
+  const SimRun r = run(doc, &sends);
+  EXPECT_NEAR(static_cast<double>(sends.size()), 10000.0, 400.0);
+  EXPECT_NEAR(r.summary()["offered_rps"].get<double>(), 50000.0, 2000.0);
+  EXPECT_EQ(r.summary()["unsent_requests"].get<int>(), 0);
+  EXPECT_EQ(r.r["clients"]["c"]["context_switches"].get<int>() > 0, true);
+}
+
+TEST(TraceTest, ALinuxClientSendsEachRecordAtItsTimePlusTheSlack) {
+  // The trace of RepeatStartsTheTraceOver, sent by the Linux client's threads: each record
+  // leaves when its thread's epoll_pwait2() times out, within the slack of its wait (1/1000 of
+  // it, at most 3 us here) after the record's time.
+  const std::string f = temp_file("rep_linux.csv", "timestamp,flow\n0,0\n0.001,0\n0.002,1\n");
+  Json doc = on_linux_client(zero_cost_scenario({{"type", "trace"}, {"params", {{"file", f}, {"repeat", true}}}}), 1);
+  std::vector<Nanos> sends;
+  (void)run(doc, &sends);
+  ASSERT_GE(sends.size(), 9u);
+  const Nanos want[] = {0, 1000000, 2000000, 3000000, 4000000, 5000000, 6000000};
+  for (std::size_t i = 0; i < std::size(want); ++i) {
+    EXPECT_GE(sends[i], want[i]) << "request " << i;
+    EXPECT_LE(sends[i], want[i] + 3000) << "request " << i;
+  }
 }
 
 TEST(TraceTest, ReadsNeperLogRttAsArrivals) {

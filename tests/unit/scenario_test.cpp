@@ -89,10 +89,13 @@ TEST(ClientHostTest, LikeNoneAndIdealisedClients) {
   EXPECT_EQ(s.platform.clients[0].topology, TopologyParams{});
   EXPECT_EQ(s.platform.clients[0].kernel.hz, 1000);
   // Workloads without a Linux client resolve "auto" to the idealised generator and refuse "linux".
-  doc = Json::parse(R"({"workload": {"type": "app"}})");
+  doc = Json::parse(R"({"workload": {"type": "stream"}})");
   EXPECT_EQ(parse_scenario(doc).platform.clients[0].stack, "idealised");
   doc["platform"]["clients"] = Json::array({{{"stack", "linux"}}});
-  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/stack: workload \"app\" has no Linux client");
+  EXPECT_STARTS_WITH(parse_error(doc), "/platform/clients/0/stack: workload \"stream\" has no Linux client");
+  // app and trace run their load generator on a Linux client host by default.
+  doc = Json::parse(R"({"workload": {"type": "app"}})");
+  EXPECT_EQ(parse_scenario(doc).platform.clients[0].stack, "linux");
   doc = Json::parse(R"({"platform": {"clients": [{"stack": "idealised"}]}})");
   EXPECT_EQ(parse_scenario(doc).platform.clients[0].stack, "idealised");
 }
