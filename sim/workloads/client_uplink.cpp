@@ -54,4 +54,54 @@ void ClientUplink::on_event(std::uint32_t kind, std::uint64_t /*arg*/) {
   send(host, tr, k_->now());
 }
 
+void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths, EventSink* owner,
+                         std::uint32_t retransmit_kind, Nanos rto) {
+  server_ = &server;
+  paths_ = paths;
+  owner_ = owner;
+  retransmit_kind_ = retransmit_kind;
+  rto_ = rto;
+  retx_.resize(paths_.size());
+  csock_to_sock_.resize(paths_.size());
+  for (std::size_t h = 0; h < paths_.size(); ++h) {
+    if (!paths_[h].kernel) continue;
+    wires_.push_back(std::make_unique<Wire>(*this, static_cast<int>(h)));
+    paths_[h].kernel->set_peer(wires_.back().get());
+  }
+}
+
+int LinuxClients::add_socket(int host, int sock, const FlowTuple& rev) {
+  const Socket& cs = paths_[static_cast<std::size_t>(host)].kernel->add_socket(0, rev);
+  std::vector<int>& map = csock_to_sock_[static_cast<std::size_t>(host)];
+  if (map.size() <= static_cast<std::size_t>(cs.id)) map.resize(static_cast<std::size_t>(cs.id) + 1, -1);
+  map[static_cast<std::size_t>(cs.id)] = sock;
+  return cs.id;
+}
+
+void LinuxClients::to_client(int host, const WireTrain& tr, Nanos at_switch) const {
+  deliver_to_nic(*paths_[static_cast<std::size_t>(host)].kernel, 0, tr, at_switch);
+}
+
+void LinuxClients::on_retransmit(std::uint64_t host) {
+  const WireTrain tr = retx_[host].front();
+  retx_[host].pop_front();
+  ++retransmitted_;
+  to_client(static_cast<int>(host), tr, server_->now() + paths_[host].latency_ns);
+}
+
+void LinuxClients::Wire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
+                                     Nanos wire_done) {
+  const ClientPath& path = c_.paths_[static_cast<std::size_t>(host_)];
+  deliver_to_nic(*c_.server_, path.nic, WireTrain{c_.server_sock(host_, csock), bytes, segs, ack_only},
+                 wire_done + path.latency_ns);
+}
+
+void LinuxClients::Wire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
+  c_.drops_ += segs;
+  if (bytes == 0) return;  // a pure ACK: the next cumulative ACK covers it
+  c_.retx_[static_cast<std::size_t>(host_)].push_back(WireTrain{csock, bytes, segs, false});
+  c_.server_->host().schedule(c_.server_->now() + c_.rto_, Prio::kWire, c_.owner_, c_.retransmit_kind_,
+                              static_cast<std::uint64_t>(host_));
+}
+
 }  // namespace napisim

@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/fifo.hpp"
+#include "sim/hw/rss.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -62,6 +64,49 @@ class ClientUplink final : public EventSink {
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
   std::vector<Port> ports_;  // per client host
+};
+
+/// The workload's Linux client hosts (ClientPath::kernel set): what a host's kernel transmits
+/// reaches the server NIC of its path after the path's latency, and each client socket maps to
+/// the server socket of its connection. A response train a client NIC drops is sent again by the
+/// server's TCP after `rto` (tcp_retransmit_timer); that event is the owning workload's (`owner`,
+/// `retransmit_kind`, argument the host), which hands it back to on_retransmit().
+class LinuxClients {
+ public:
+  void setup(Kernel& server, const std::vector<ClientPath>& paths, EventSink* owner, std::uint32_t retransmit_kind,
+             Nanos rto);
+  /// Opens host `host`'s end of server socket `sock`: the reverse tuple `rev`, hashed by the
+  /// client NIC's RSS. Returns the client socket's id.
+  int add_socket(int host, int sock, const FlowTuple& rev);
+  int server_sock(int host, int csock) const {
+    return csock_to_sock_[static_cast<std::size_t>(host)][static_cast<std::size_t>(csock)];
+  }
+  /// Server train `tr` (its sock a client socket of `host`) reaches the host's NIC from the switch.
+  void to_client(int host, const WireTrain& tr, Nanos at_switch) const;
+  void on_retransmit(std::uint64_t host);
+  std::uint64_t drops() const { return drops_; }  // segments the client NICs dropped
+  std::uint64_t retransmitted() const { return retransmitted_; }
+
+ private:
+  class Wire final : public WirePeer {
+   public:
+    Wire(LinuxClients& c, int host) : c_(c), host_(host) {}
+    void on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+    void on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) override;
+
+   private:
+    LinuxClients& c_;
+    int host_;
+  };
+  Kernel* server_ = nullptr;
+  std::vector<ClientPath> paths_;
+  EventSink* owner_ = nullptr;
+  std::uint32_t retransmit_kind_ = 0;
+  Nanos rto_ = 0;
+  std::vector<std::unique_ptr<Wire>> wires_;
+  std::vector<Fifo<WireTrain>> retx_;            // per host, in RTO order (sock: the client socket)
+  std::vector<std::vector<int>> csock_to_sock_;  // per host
+  std::uint64_t drops_ = 0, retransmitted_ = 0;
 };
 
 }  // namespace napisim

@@ -80,8 +80,7 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
 }
 
 void RpcServer::setup_linux_clients(const RngRoot& rng) {
-  csock_to_sock_.resize(paths_.size());
-  client_retx_.resize(paths_.size());
+  clients_.setup(*k_, paths_, this, kClientRetransmit, p_.rto_ns);
   const std::int64_t threads = p_.client_threads > 0 ? p_.client_threads : p_.num_threads;
   std::vector<int> trace_thread;  // flow index -> client thread (trace loads)
   if (load_.kind == RpcLoad::Kind::kTrace) trace_thread.assign(flow_socks_.size(), -1);
@@ -90,8 +89,6 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     Kernel* ck = paths_[h].kernel;
     if (!ck) continue;
-    client_wires_.push_back(std::make_unique<ClientWire>(*this, static_cast<int>(h)));
-    ck->set_peer(client_wires_.back().get());
     std::vector<int> host_flows;
     for (int sock : flow_socks_) {
       Flow& f = flows_[static_cast<std::size_t>(sock)];
@@ -99,11 +96,7 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
       // The client's socket: the reverse tuple hashed by the client NIC's RSS.
       const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 8080,
                           static_cast<std::uint16_t>(40000 + flow_index[static_cast<std::size_t>(sock)] % 25000)};
-      Socket& cs = ck->add_socket(0, rev);
-      f.csock = cs.id;
-      if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id))
-        csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
-      csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = sock;
+      f.csock = clients_.add_socket(static_cast<int>(h), sock, rev);
       host_flows.push_back(sock);
     }
     const CpuMask mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), path_ + "/client_cpus");
@@ -235,7 +228,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
     }
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
-      Flow& f = flows_[static_cast<std::size_t>(csock_to_sock_[static_cast<std::size_t>(th.host)][static_cast<std::size_t>(cs.id)])];
+      Flow& f = flows_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))];
       f.resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
       while (!f.waiting.empty() && f.resp_got >= static_cast<std::int64_t>(f.waiting.front().response_size)) {
         const Request r = f.waiting.front();
@@ -258,23 +251,6 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
       Kernel::ep_link_if_ready(*th.ep, cs);
     }
   }
-}
-
-void RpcServer::ClientWire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
-                                        Nanos wire_done) {
-  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
-  const ClientPath& path = w_.paths_[static_cast<std::size_t>(host_)];
-  deliver_to_nic(*w_.k_, path.nic, Train{sock, bytes, segs, ack_only}, wire_done + path.latency_ns);
-}
-
-void RpcServer::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
-  // The client NIC dropped a response train: the server's TCP sends it again after its RTO.
-  w_.drops_ += segs;
-  if (bytes == 0) return;
-  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
-  w_.client_retx_[static_cast<std::size_t>(host_)].push_back(Train{sock, bytes, segs, false});
-  w_.k_->host().schedule(w_.k_->now() + w_.p_.rto_ns, Prio::kWire, &w_, kClientRetransmit,
-                         static_cast<std::uint64_t>(host_));
 }
 
 void RpcServer::start() {
@@ -408,7 +384,7 @@ void RpcServer::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, b
   const Flow& f = flows_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(f.host)];
   if (path.kernel) {
-    deliver_to_nic(*path.kernel, 0, Train{f.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    clients_.to_client(f.host, Train{f.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
@@ -542,14 +518,9 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       }
       break;
     }
-    case kClientRetransmit: {
-      const Train tr = client_retx_[arg].front();
-      client_retx_[arg].pop_front();
-      const Flow& f = flows_[static_cast<std::size_t>(tr.sock)];
-      deliver_to_nic(*paths_[arg].kernel, 0, Train{f.csock, tr.bytes, tr.segs, false},
-                     k_->now() + paths_[arg].latency_ns);
+    case kClientRetransmit:
+      clients_.on_retransmit(arg);
       break;
-    }
     case kClientArrive: {
       Fifo<Train>& q = to_client_[arg];
       const Train tr = q.front();
@@ -606,7 +577,8 @@ void RpcServer::report(Json& summary, Json& workload) const {
 Json RpcServer::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_) in_flight += f.waiting.size();
-  return request_conservation(sent_, completed_, in_flight, drops_, uplink_.retransmitted());
+  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
+                              clients_.retransmitted() + uplink_.retransmitted());
 }
 
 }  // namespace napisim

@@ -241,17 +241,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::size_t trace_next = 0;
     Nanos trace_base = 0;
   };
-  /// The wire seen from a Linux client host: its transmissions reach the server's NIC.
-  class ClientWire : public WirePeer {
-   public:
-    ClientWire(RpcServer& w, int host) : w_(w), host_(host) {}
-    void on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
-    void on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) override;
-
-   private:
-    RpcServer& w_;
-    int host_;
-  };
   enum Kind : std::uint32_t {
     kStart = 1, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
     kTraceArrival = 7, kWorkerWake = 8, kWindowOpen = 9, kClientRetransmit = 10
@@ -290,9 +279,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
   std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
   std::vector<std::unique_ptr<ClientThread>> client_threads_;  // Linux client hosts
-  std::vector<std::unique_ptr<ClientWire>> client_wires_;
-  std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
-  std::vector<std::vector<int>> csock_to_sock_;  // per host: client socket id -> server socket id
+  LinuxClients clients_;                     // the Linux client hosts' ends of the wire
   std::vector<int> idealised_socks_;         // flows on idealised client hosts
   std::size_t trace_next_ = 0;
   Nanos trace_base_ = 0;                    // start of the current pass over the trace

@@ -48,24 +48,18 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
   }
   // Linux client hosts: neper's client process on each host's own kernel.
-  csock_to_sock_.resize(paths_.size());
-  client_retx_.resize(paths_.size());
+  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   const std::int64_t client_threads = p_.client_threads > 0 ? p_.client_threads : p_.num_threads;
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     Kernel* ck = paths_[h].kernel;
     if (!ck) continue;
-    client_wires_.push_back(std::make_unique<ClientWire>(*this, static_cast<int>(h)));
-    ck->set_peer(client_wires_.back().get());
     std::vector<int> host_flows;
     for (Flow& f : flows_) {
       if (f.sock < 0 || f.host != static_cast<int>(h)) continue;
       // The client's socket: the reverse tuple hashed by the client NIC's RSS.
       const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 12867,
                           static_cast<std::uint16_t>(40000 + f.sock % 25000)};
-      Socket& cs = ck->add_socket(0, rev);
-      f.csock = cs.id;
-      if (csock_to_sock_[h].size() <= static_cast<std::size_t>(cs.id)) csock_to_sock_[h].resize(static_cast<std::size_t>(cs.id) + 1, -1);
-      csock_to_sock_[h][static_cast<std::size_t>(cs.id)] = f.sock;
+      f.csock = clients_.add_socket(static_cast<int>(h), f.sock, rev);
       host_flows.push_back(f.sock);
     }
     const CpuMask client_mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
@@ -112,7 +106,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
-      Flow* f = &flows_[static_cast<std::size_t>(csock_to_sock_[static_cast<std::size_t>(host)][static_cast<std::size_t>(cs.id)])];
+      Flow* f = &flows_[static_cast<std::size_t>(clients_.server_sock(host, cs.id))];
       f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
       while (f->resp_got >= p_.response_size) {
         // rr_ts_2 right after the recv() that completed the response; then the histogram and
@@ -126,26 +120,6 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       Kernel::ep_link_if_ready(ep, cs);
     }
   }
-}
-
-void TcpRr::ClientWire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
-                                    Nanos wire_done) {
-  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
-  const ClientPath& path = w_.paths_[static_cast<std::size_t>(host_)];
-  deliver_to_nic(*w_.k_, path.nic, Train{sock, bytes, segs, ack_only}, wire_done + path.latency_ns);
-}
-
-void TcpRr::ClientWire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
-  w_.drops_ += segs;
-  if (bytes == 0) return;
-  const int sock = w_.csock_to_sock_[static_cast<std::size_t>(host_)][static_cast<std::size_t>(csock)];
-  w_.client_retx_[static_cast<std::size_t>(host_)].push_back(Train{sock, bytes, segs, false});
-  w_.k_->host().schedule(w_.k_->now() + w_.p_.rto_ns, Prio::kWire, &w_, kClientRetransmit,
-                         static_cast<std::uint64_t>(host_));
-}
-
-void TcpRr::to_client_kernel(int host, const Train& tr, Nanos at_switch) {
-  deliver_to_nic(*paths_[static_cast<std::size_t>(host)].kernel, 0, tr, at_switch);
 }
 
 void TcpRr::record_completion(Flow& f, Nanos at) {
@@ -249,14 +223,9 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(flows_[arg], k_->now());
       break;
-    case kClientRetransmit: {
-      const Train tr = client_retx_[arg].front();
-      client_retx_[arg].pop_front();
-      ++retransmitted_;
-      to_client_kernel(static_cast<int>(arg), Train{flows_[static_cast<std::size_t>(tr.sock)].csock, tr.bytes, tr.segs, false},
-                       k_->now() + paths_[arg].latency_ns);
+    case kClientRetransmit:
+      clients_.on_retransmit(arg);
       break;
-    }
     default:
       NAPISIM_ASSERT(false, "unknown tcp_rr event");
   }
@@ -266,7 +235,7 @@ void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool 
   const Flow& fl = flows_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(fl.host)];
   if (path.kernel) {
-    to_client_kernel(fl.host, Train{fl.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    clients_.to_client(fl.host, Train{fl.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
@@ -311,7 +280,8 @@ void TcpRr::report(Json& summary, Json& workload) const {
 Json TcpRr::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_) in_flight += f.in_flight ? 1 : 0;
-  return request_conservation(sent_, completed_, in_flight, drops_, retransmitted_ + uplink_.retransmitted());
+  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
+                              clients_.retransmitted() + uplink_.retransmitted());
 }
 
 }  // namespace napisim

@@ -135,19 +135,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   };
   using Train = WireTrain;
   enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4, kClientRetransmit = 6 };
-  /// The wire seen from a Linux client host: its transmissions reach the server's NIC.
-  class ClientWire : public WirePeer {
-   public:
-    ClientWire(TcpRr& w, int host) : w_(w), host_(host) {}
-    void on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
-    void on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) override;
-
-   private:
-    TcpRr& w_;
-    int host_;
-  };
   Proc<void> client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::vector<int> flows);
-  void to_client_kernel(int host, const Train& tr, Nanos at_switch);
   void record_completion(Flow& f, Nanos at);
   Proc<void> server_thread(Task& t, Epoll& ep);
   void send_request(Flow& f, Nanos at);
@@ -160,12 +148,10 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
   ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
-  std::vector<std::unique_ptr<ClientWire>> client_wires_;
-  std::vector<Fifo<Train>> client_retx_;       // per host, server retransmissions after a client drop
-  std::vector<std::vector<int>> csock_to_sock_;  // per host: client socket id -> server socket id
+  LinuxClients clients_;                    // the Linux client hosts' ends of the wire
   bool stopped_ = false;
   Nanos nth_done_ = 0;
-  std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0, retransmitted_ = 0;
+  std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
 };
 
