@@ -7,6 +7,7 @@ import math
 from typing import Any, Iterable, Mapping, Optional
 
 from .sweep import sweep
+from .validation import stat
 
 # (column of the sweep DataFrame, name as printed, unit, scale): the CLI's rows.
 METRICS = [
@@ -22,16 +23,9 @@ METRICS = [
     ("cpu.busy_pct", "CPU busy", "%", 1.0),
 ]
 
-_T975 = [0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
-
-
 def _stat(xs: list) -> tuple:
-    n = len(xs)
-    mean = sum(xs) / n
-    if n < 2:
-        return mean, 0.0
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-    return mean, (_T975[n - 1] if n - 1 <= 10 else 1.96) * sd / math.sqrt(n)
+    s = stat(xs)
+    return s.mean, s.ci
 
 
 def compare(*scenarios: Any, seeds: Iterable[int] = (1, 2, 3, 4, 5), workers: Optional[int] = None,

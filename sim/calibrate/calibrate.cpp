@@ -284,13 +284,8 @@ class Evaluator {
           }
           xs.push_back(v);
         }
-        Eval e;
-        for (double x : xs) e.mean += x / static_cast<double>(xs.size());
-        double ss = 0;
-        for (double x : xs) ss += (x - e.mean) * (x - e.mean);
-        if (xs.size() > 1) e.ci95 = t975(xs.size()) * std::sqrt(ss / static_cast<double>(xs.size() - 1)) /
-                                    std::sqrt(static_cast<double>(xs.size()));
-        row.push_back(e);
+        const MeanCi m = mean_ci95(xs);
+        row.push_back(Eval{m.mean, m.ci95});
       }
       out.push_back(std::move(row));
     }

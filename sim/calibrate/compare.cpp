@@ -37,24 +37,6 @@ constexpr Metric kMetrics[] = {
     {"cpu_busy_pct", "CPU busy", "%", 1.0},
 };
 
-struct Stat {
-  double mean = 0, ci95 = 0;
-};
-
-Stat stat(const std::vector<double>& xs) {
-  Stat s;
-  if (xs.empty()) return s;
-  for (double x : xs) s.mean += x;
-  s.mean /= static_cast<double>(xs.size());
-  if (xs.size() > 1) {
-    double ss = 0;
-    for (double x : xs) ss += (x - s.mean) * (x - s.mean);
-    s.ci95 = t975(xs.size()) * std::sqrt(ss / static_cast<double>(xs.size() - 1)) /
-             std::sqrt(static_cast<double>(xs.size()));
-  }
-  return s;
-}
-
 std::string num(double v) {
   char b[32];
   const double a = std::fabs(v);
@@ -111,7 +93,7 @@ Json run_compare(const CompareOptions& opt) {
     row["unit"] = m.unit;
     row["scenarios"] = Json::array();
     for (std::size_t i = 0; i < opt.scenarios.size(); ++i) {
-      const Stat st = stat(values[i]);
+      const MeanCi st = mean_ci95(values[i]);
       Json c{{"mean", st.mean}, {"ci95", st.ci95}, {"values", values[i]}};
       if (i > 0) {
         std::vector<double> d(n), rel;
@@ -119,10 +101,10 @@ Json run_compare(const CompareOptions& opt) {
           d[s] = values[i][s] - values[0][s];
           if (values[0][s] != 0) rel.push_back(d[s] / values[0][s]);
         }
-        const Stat sd = stat(d);
-        const Stat sr = stat(rel);
+        const MeanCi sd = mean_ci95(d);
+        const MeanCi sr = mean_ci95(rel);
         // Called on the relative change printed (on the difference when a baseline value is 0).
-        const Stat& on = rel.size() == n ? sr : sd;
+        const MeanCi& on = rel.size() == n ? sr : sd;
         c["change"] = {{"mean", sd.mean},
                        {"ci95", sd.ci95},
                        {"relative_mean", sr.mean},

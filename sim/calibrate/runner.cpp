@@ -1,6 +1,8 @@
 // napisim: child simulations (see runner.hpp).
 #include "sim/calibrate/runner.hpp"
 
+#include <cmath>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -122,6 +124,20 @@ double t975(std::size_t n) {
   // Student t 0.975 quantiles for n-1 = 1..10 degrees of freedom (then ~normal).
   static constexpr double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
   return n < 2 ? 0 : (n - 1 <= 10 ? t[n - 1] : 1.96);
+}
+
+MeanCi mean_ci95(const std::vector<double>& xs) {
+  MeanCi s;
+  if (xs.empty()) return s;
+  for (double x : xs) s.mean += x;
+  s.mean /= static_cast<double>(xs.size());
+  if (xs.size() > 1) {
+    double ss = 0;
+    for (double x : xs) ss += (x - s.mean) * (x - s.mean);
+    s.ci95 = t975(xs.size()) * std::sqrt(ss / static_cast<double>(xs.size() - 1)) /
+             std::sqrt(static_cast<double>(xs.size()));
+  }
+  return s;
 }
 
 }  // namespace napisim::calibrate

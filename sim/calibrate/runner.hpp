@@ -56,4 +56,10 @@ class Runner {
 /// Student t 0.975 quantile for a sample of n (n - 1 degrees of freedom; ~normal beyond 10).
 double t975(std::size_t n);
 
+/// A sample's mean and the half-width of its 95% interval (t975; 0 for fewer than two values).
+struct MeanCi {
+  double mean = 0, ci95 = 0;
+};
+MeanCi mean_ci95(const std::vector<double>& xs);
+
 }  // namespace napisim::calibrate
