@@ -68,6 +68,29 @@ std::int64_t parse_seed(const std::string& text, const std::string& option) {
   return v;
 }
 
+// A comma-separated list of seeds (--seeds), each as parse_seed() takes it.
+std::vector<std::int64_t> parse_seeds(const std::string& text) {
+  std::vector<std::int64_t> seeds;
+  std::stringstream ss(text);
+  for (std::string tok; std::getline(ss, tok, ',');) seeds.push_back(parse_seed(tok, "--seeds"));
+  return seeds;
+}
+
+// -j of run --seeds, calibrate and compare: 0 means one simulation per CPU.
+void check_jobs(int jobs) {
+  if (jobs < 0)
+    throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
+                                         std::to_string(jobs));
+}
+
+// run --seeds and compare: one paired comparison, printed as a table or as JSON.
+int print_compare(const napisim::calibrate::CompareOptions& o, const std::string& format) {
+  const napisim::Json doc = napisim::calibrate::run_compare(o);
+  if (format == "json") std::cout << doc.dump(2) << "\n";
+  else std::cout << napisim::calibrate::format_compare(doc);
+  return 0;
+}
+
 // Output paths are checked before the work that fills them (a run, a fit), so that a bad path is
 // bad input (exit 2) and never costs the run or leaves some of the files written.
 void check_output_dir(const std::string& dir, const std::vector<std::string>& names, const std::string& option) {
@@ -207,18 +230,13 @@ int main(int argc, char** argv) {
       if (!out_dir.empty()) throw napisim::ConfigError("--out", "writes one run's results; not with --seeds");
       if (format != "text" && format != "json")
         throw napisim::ConfigError("--format", "with --seeds, expected text or json, got \"" + format + "\"");
-      if (run_jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
-                                                        std::to_string(run_jobs));
+      check_jobs(run_jobs);
       napisim::calibrate::CompareOptions o;
       o.scenarios = {file.empty() ? std::string("quickstart") : file};
       o.sets = sets;
       o.jobs = run_jobs;
-      std::stringstream ss(run_seeds);
-      for (std::string tok; std::getline(ss, tok, ',');) o.seeds.push_back(parse_seed(tok, "--seeds"));
-      const napisim::Json doc = napisim::calibrate::run_compare(o);
-      if (format == "json") std::cout << doc.dump(2) << "\n";
-      else std::cout << napisim::calibrate::format_compare(doc);
-      return 0;
+      o.seeds = parse_seeds(run_seeds);
+      return print_compare(o, format);
     }
     if (run->parsed())
       return cmd_run(file, sets,
@@ -234,13 +252,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (calibrate->parsed()) {
-      if (cal.jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
-                                                             std::to_string(cal.jobs));
+      check_jobs(cal.jobs);
       if (!cal.out.empty()) check_output_file(cal.out, "--out");
       if (!cal.report.empty()) check_output_file(cal.report, "--report");
-      std::stringstream ss(cal_seeds);
-      for (std::string tok; std::getline(ss, tok, ',');)
-        cal.seeds.push_back(parse_seed(tok, "--seeds"));
+      cal.seeds = parse_seeds(cal_seeds);
       const napisim::Json report = napisim::calibrate::run_calibration(cal);
       (void)report;
       return 0;
@@ -249,16 +264,11 @@ int main(int argc, char** argv) {
       if (cmp.scenarios.size() < 2)
         throw napisim::ConfigError("compare", "expected at least two scenarios (the first is the baseline), got " +
                                                   std::to_string(cmp.scenarios.size()));
-      if (cmp.jobs < 0) throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
-                                                             std::to_string(cmp.jobs));
+      check_jobs(cmp.jobs);
       if (cmp_format != "text" && cmp_format != "json")
         throw napisim::ConfigError("--format", "expected text or json, got \"" + cmp_format + "\"");
-      std::stringstream ss(cmp_seeds);
-      for (std::string tok; std::getline(ss, tok, ',');) cmp.seeds.push_back(parse_seed(tok, "--seeds"));
-      const napisim::Json doc = napisim::calibrate::run_compare(cmp);
-      if (cmp_format == "json") std::cout << doc.dump(2) << "\n";
-      else std::cout << napisim::calibrate::format_compare(doc);
-      return 0;
+      cmp.seeds = parse_seeds(cmp_seeds);
+      return print_compare(cmp, cmp_format);
     }
     if (tracegen->parsed()) {
       if (!gen_out.empty()) check_output_file(gen_out, "--out");
