@@ -477,6 +477,12 @@ class Kernel : public EventSink, public WakeView {
                          Nanos* owed = nullptr) {
     return ep_poll_proc(t, ep, maxevents, out, -1, owed, now() + select_estimate_accuracy(t, timeout_ns) + timeout_ns);
   }
+  /// epoll_wait() on an epoll that also watches a timerfd armed for `expiry` (libevent's precise
+  /// timer): timerfd's hrtimer has no slack, so the wait ends at `expiry` exactly, through the
+  /// timer interrupt on the sleeper's CPU, unless events came first. Returns 0 when it expired.
+  Proc<int> epoll_wait_until(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos expiry) {
+    return ep_poll_proc(t, ep, maxevents, out, -1, nullptr, expiry);
+  }
   /// select_estimate_accuracy() (fs/select.c v6.6): the slack of a `timeout_ns` wait by `t`.
   static Nanos select_estimate_accuracy(const Task& t, Nanos timeout_ns);
   /// The running task `t`, in ep_poll()'s wait (Task::ep_poll), is about to resume: true if its

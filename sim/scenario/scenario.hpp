@@ -80,7 +80,7 @@ struct ClientSpec {
     v("stack", &ClientSpec::stack, "",
       "linux: the client host runs on the full kernel model (its own CPUs, NIC, softirq, scheduler, receive-path "
       "models) with the workload's real client loops; idealised: a load generator that turns each flow around in "
-      "client_tx_ns + client_rx_ns; auto: linux where the workload has a Linux client (tcp_rr, app, trace), else idealised",
+      "client_tx_ns + client_rx_ns; auto: linux where the workload has a Linux client (tcp_rr, app, trace, mutilate), else idealised",
       Choices{"auto", "linux", "idealised"});
     v("like", &ClientSpec::like, "",
       "server: topology, host_nic, kernel, costs and models not given here are the server's (/topology, "

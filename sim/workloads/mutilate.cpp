@@ -260,11 +260,97 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(c.worker)], s);
     c.rng = rng.stream("mutilate/conn/" + std::to_string(i));
   }
+  // Linux client hosts: mutilate's threads on each host's own kernel, thread t on host t mod hosts.
+  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
+  std::vector<int> host_threads(paths_.size(), 0);
+  for (std::int64_t t = 0; t < p_.threads; ++t) {
+    const int host = static_cast<int>(t % static_cast<std::int64_t>(paths_.size()));
+    Kernel* ck = paths_[static_cast<std::size_t>(host)].kernel;
+    if (!ck) continue;
+    auto th = std::make_unique<ClientThread>();
+    th->host = host;
+    // stick_this_thread_to_core(id % cores): the thread's index on its host.
+    CpuMask pin(ck->nr_cpus());
+    const int cpu = host_threads[static_cast<std::size_t>(host)]++ % ck->nr_cpus();
+    pin.set(cpu);
+    th->task = &ck->create_task("mutilate/" + std::to_string(t), TaskKind::kUser, pin);
+    th->ep = &ck->add_epoll();
+    for (std::int64_t j = 0; j < p_.connections; ++j) {
+      const auto i = static_cast<std::size_t>(t * p_.connections + j);
+      Conn& c = conns_[i];
+      const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(c.host) << 16) + (static_cast<std::uint32_t>(i / 64000) << 8),
+                          11211, static_cast<std::uint16_t>(1024 + i % 64000)};
+      c.csock = clients_.add_socket(host, c.sock, rev);
+      ck->epoll_ctl_add(*th->ep, ck->socket(c.csock));
+      th->conns.push_back(static_cast<int>(i));
+    }
+    th->task->body = client_thread(*th);
+    ck->start_task(*th->task, cpu);
+    client_threads_.push_back(std::move(th));
+  }
+}
+
+Proc<void> Mutilate::client_thread(ClientThread& th) {
+  Kernel& ck = *paths_[static_cast<std::size_t>(th.host)].kernel;
+  Task& t = *th.task;
+  // INIT_WRITE: each connection's first request one inter-arrival draw after the start.
+  for (int i : th.conns) conns_[static_cast<std::size_t>(i)].next_time = ck.now() + static_cast<Nanos>(iagen_.generate(conns_[static_cast<std::size_t>(i)].rng) * 1e9);
+  std::vector<int> events;
+  events.reserve(static_cast<std::size_t>(p_.maxevents));
+  for (;;) {
+    Nanos next = kNever;  // the earliest issue a connection waits for (WAITING_FOR_TIME)
+    for (int i : th.conns) {
+      Conn& c = conns_[static_cast<std::size_t>(i)];
+      co_await client_drive(ck, t, c);
+      if (c.client_ops.size() < static_cast<std::size_t>(p_.depth)) next = std::min(next, c.next_time);
+    }
+    int n;
+    if (!p_.blocking) {  // EVLOOP_NONBLOCK: epoll_wait(0) until events or the next issue
+      n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events, 0);
+      if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, *th.ep, static_cast<int>(p_.maxevents), events, nullptr, next);
+    } else if (next == kNever) {
+      n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events);
+    } else {
+      n = co_await ck.epoll_wait_until(t, *th.ep, static_cast<int>(p_.maxevents), events, next);
+    }
+    for (int e = 0; e < n; ++e) {
+      Socket& cs = ck.socket(events[static_cast<std::size_t>(e)]);
+      Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))])];
+      c.resp_got += co_await ck.sys_recv(t, cs, p_.read_buffer);
+      // read_callback(): complete responses, oldest first; the server filled in resp_bytes.
+      while (!c.client_ops.empty() && c.client_ops.size() > c.server_ops.size()) {
+        const Op op = c.client_ops.front();
+        if (op.resp_bytes == 0 || c.resp_got < op.resp_bytes) break;
+        c.resp_got -= op.resp_bytes;
+        c.client_ops.pop_front();
+        finish_op(c, op, ck.now());
+        co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
+      }
+      Kernel::ep_link_if_ready(*th.ep, cs);
+    }
+  }
+}
+
+Proc<void> Mutilate::client_drive(Kernel& ck, Task& t, Conn& c) {
+  for (;;) {
+    if (c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) co_return;  // WAITING_FOR_OPQ
+    const Nanos now = ck.now();
+    if (now < c.next_time) co_return;                                         // WAITING_FOR_TIME
+    const bool measured = in_window(now);
+    if (measured) {
+      slip_sum_us_ += static_cast<double>(now - c.next_time) / 1000.0;
+      ++slip_n_;
+    }
+    const std::uint32_t bytes = new_op(c, now);
+    after_issue(c, now, measured);
+    co_await ck.sys_send(t, ck.socket(c.csock), bytes);
+  }
 }
 
 void Mutilate::start() {
   // INIT_WRITE: the first request one inter-arrival draw after the start.
   for (Conn& c : conns_) {
+    if (c.csock >= 0) continue;  // a Linux client host's threads drive their own connections
     c.next_time = static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
     drive_write_machine(c, k_->now());
   }
@@ -287,18 +373,27 @@ void Mutilate::drive_write_machine(Conn& c, Nanos now) {
       ++slip_n_;
     }
     issue(c, now);
-    if (measured) op_sampler_.sample(static_cast<double>(c.client_ops.size()));  // stats.log_op()
-    c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
-    if (p_.skip && lambda() > 0 && now - c.next_time > 5000000 && c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) {
-      while (c.next_time < now - 4000000) {
-        if (measured) ++skips_;
-        c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
-      }
+    after_issue(c, now, measured);
+  }
+}
+
+void Mutilate::after_issue(Conn& c, Nanos now, bool measured) {
+  if (measured) op_sampler_.sample(static_cast<double>(c.client_ops.size()));  // stats.log_op()
+  c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
+  if (p_.skip && lambda() > 0 && now - c.next_time > 5000000 && c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) {
+    while (c.next_time < now - 4000000) {
+      if (measured) ++skips_;
+      c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
     }
   }
 }
 
 void Mutilate::issue(Conn& c, Nanos now) {
+  const std::uint32_t bytes = new_op(c, now);
+  uplink_.send_message(c.host, c.sock, bytes, now + p_.client_tx_ns);
+}
+
+std::uint32_t Mutilate::new_op(Conn& c, Nanos now) {
   // Connection::issue_something(): key = lrand48() % records; set if drand48() < update.
   Op op;
   op.start = now;
@@ -317,7 +412,7 @@ void Mutilate::issue(Conn& c, Nanos now) {
   NAPISIM_ASSERT(c.client_ops.size() <= static_cast<std::size_t>(p_.depth), "mutilate: more outstanding than --depth");
   ++issued_;
   if (in_window(now)) tx_bytes_ += op.req_bytes;
-  uplink_.send_message(c.host, c.sock, op.req_bytes, now + p_.client_tx_ns);
+  return op.req_bytes;
 }
 
 Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
@@ -398,6 +493,9 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
       uplink_.send(c.host, Train{sock, unpack_bytes(arg), unpack_segs(arg), unpack_ack(arg)}, k_->now());
       break;
     }
+    case kClientRetransmit:
+      clients_.on_retransmit(arg);
+      break;
     default:
       NAPISIM_ASSERT(false, "unknown mutilate event");
   }
@@ -414,9 +512,13 @@ void Mutilate::finish_op(Conn& /*c*/, const Op& op, Nanos now) {
 }
 
 void Mutilate::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
-  if (ack_only) return;  // the idealised client's stack absorbs ACKs
   const Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(sock)])];
   const ClientPath& path = paths_[static_cast<std::size_t>(c.host)];
+  if (path.kernel) {
+    clients_.to_client(c.host, Train{c.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    return;
+  }
+  if (ack_only) return;  // the idealised client's stack absorbs ACKs
   // An event per response train, so requests the client issues on a timer meanwhile keep their order.
   k_->host().schedule(wire_done + path.latency_ns + p_.client_rx_ns, Prio::kWire, this, kClientArrive,
                       pack(sock, bytes, segs, false));
@@ -495,8 +597,8 @@ Json Mutilate::conservation() const {
               {"answered", completed_},
               {"in_flight", in_flight},
               {"max_outstanding_per_connection", max_outstanding_},
-              {"ring_drop_segments", drops_},
-              {"retransmitted_trains", retransmitted_}};
+              {"ring_drop_segments", drops_ + clients_.drops()},
+              {"retransmitted_trains", retransmitted_ + clients_.retransmitted()}};
 }
 
 }  // namespace napisim

@@ -16,8 +16,18 @@
 // else generalized Pareto(15, 214.476, 0.348238), fb_ia = generalized Pareto(0, 16.0292, 0.154971)
 // rescaled by set_lambda() to the per-connection rate. Requests use the ASCII protocol
 // ("get <key>\r\n", "set <key> 0 0 <len>\r\n<data>\r\n"); the database is loaded before the run
-// (every record has a stored value, so gets hit). The client is idealised like tcp_rr's: its stack
-// adds client_tx_ns before the wire and client_rx_ns after it.
+// (every record has a stored value, so gets hit).
+// Client, on a Linux client host (ClientSpec "stack": "linux", the default): mutilate's -T threads
+// on that host's own kernel, thread i pinned to CPU i mod CPUs (stick_this_thread_to_core), each a
+// libevent loop over its -c connections: every pass drives each connection's write machine
+// (issue with send() while due and under -d), then event_base_loop(EVLOOP_NONBLOCK): epoll_wait(0)
+// called again and again until a response or the next issue is due (mutilate's default); with
+// `blocking` (-B, EVLOOP_ONCE) the thread sleeps in epoll_wait until a response comes or the
+// precise timer (EVENT_BASE_FLAG_PRECISE_TIMER: a timerfd, no slack) of the next issue fires. A
+// response is read with recv() calls of up to read_buffer bytes and finished when its last byte
+// is read, then client_user_ns of parse and bookkeeping.
+// Client, idealised ("stack": "idealised"): its stack adds client_tx_ns before the wire and
+// client_rx_ns after it.
 //
 // Server: memcached 1.6 (memcached.c, thread.c): -t worker threads, each a libevent loop over its
 // own epoll (event_base_loop -> epoll_wait); accepted connections are handed to workers round-robin
@@ -37,6 +47,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -135,6 +146,8 @@ struct MutilateParams {
   std::int64_t client_tx_ns = 3000;        // idealised client stack: issue to wire
   std::int64_t client_rx_ns = 3000;        // idealised client stack: wire to finish_op
   std::int64_t rto_ns = 200000000;         // TCP_RTO_MIN for segments the server NIC dropped
+  bool blocking = false;                   // -B: the Linux client's threads block in epoll_wait
+  std::int64_t client_user_ns = 200;       // Linux client: parse and stats per response
   // memcached (server)
   std::int64_t server_threads = 4;         // memcached -t
   std::string server_cpus = "";            // taskset of the workers ("" = all CPUs)
@@ -174,6 +187,11 @@ struct MutilateParams {
     v("client_tx_ns", &MutilateParams::client_tx_ns, "ns", "Idealised client: issue to the wire", Range{0, 1e9});
     v("client_rx_ns", &MutilateParams::client_rx_ns, "ns", "Idealised client: wire to finish_op", Range{0, 1e9});
     v("rto_ns", &MutilateParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
+    v("blocking", &MutilateParams::blocking, "",
+      "mutilate -B on a Linux client host: threads sleep in epoll_wait until a response or their next issue (a "
+      "precise timer); without it they call epoll_wait(0) in a loop (EVLOOP_NONBLOCK, mutilate's default)");
+    v("client_user_ns", &MutilateParams::client_user_ns, "ns",
+      "Linux client host: user-space work per response (parse, latency sample, stats)", Range{0, 1e9});
     v("server_threads", &MutilateParams::server_threads, "threads", "memcached -t: worker threads", Range{1, 4096});
     v("server_cpus", &MutilateParams::server_cpus, "cpulist", "CPUs the workers may run on (\"\" = all)");
     v("pin_threads", &MutilateParams::pin_threads, "", "Pin worker i to the i-th CPU of server_cpus (wrapping)");
@@ -232,6 +250,7 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
     int sock = -1;
     int host = 0;
     int worker = 0;
+    int csock = -1;          // the client host's socket (Linux client hosts)
     Nanos next_time = 0;
     bool timer_pending = false;
     Rng rng{0};
@@ -240,10 +259,24 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
     std::int64_t resp_got = 0, req_got = 0;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kIssueTimer = 1, kClientArrive = 3, kRetransmit = 4 };
+  enum Kind : std::uint32_t { kIssueTimer = 1, kClientArrive = 3, kRetransmit = 4, kClientRetransmit = 5 };
+  /// One mutilate thread on a Linux client host.
+  struct ClientThread {
+    Task* task = nullptr;
+    Epoll* ep = nullptr;
+    int host = 0;
+    std::vector<int> conns;  // indices into conns_
+  };
 
   Proc<void> worker(Task& t, Epoll& ep);
+  Proc<void> client_thread(ClientThread& th);
+  /// The write machine of a Linux client's connection: issues with send() while due and under -d.
+  Proc<void> client_drive(Kernel& ck, Task& t, Conn& c);
   void drive_write_machine(Conn& c, Nanos now);
+  /// Connection::issue_something(): draws the request and queues it on both sides; returns its bytes.
+  std::uint32_t new_op(Conn& c, Nanos now);
+  /// What drive_write_machine() does after an issue at `now`: op-queue sample, next_time, --skip.
+  void after_issue(Conn& c, Nanos now, bool measured);
   void issue(Conn& c, Nanos now);
   void finish_op(Conn& c, const Op& op, Nanos now);
 
@@ -252,6 +285,8 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
   std::vector<Conn> conns_;
+  LinuxClients clients_;                   // the Linux client hosts' ends of the wire
+  std::vector<std::unique_ptr<ClientThread>> client_threads_;
   std::vector<int> conn_of_sock_;
   std::vector<std::uint16_t> key_len_;     // per record
   std::vector<std::uint32_t> value_len_;   // per record: the stored value's length

@@ -101,7 +101,7 @@ const WorkloadRegistry& builtin_workloads() {
         "tcp_rr", "neper tcp_rr: closed-loop request/response flows over epoll, neper's client on a Linux host", true));
     WorkloadInfo mutilate = plain_workload<MutilateParams, Mutilate>(
         "mutilate", "mutilate against a memcached-like server: open-loop GETs from agents, per-connection depth",
-        false);
+        true);
     mutilate.resolve = [](const Json& params, const std::string& path, const std::string&) {
       return params_to_json(Mutilate(parse_params<MutilateParams>(params, path), path).params());
     };

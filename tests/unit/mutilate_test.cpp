@@ -215,6 +215,51 @@ TEST(MutilateWorkload, SameSeedSameBytes) {
   EXPECT_NE(run(doc).r["fingerprint"], run(other).r["fingerprint"]);
 }
 
+// ---- mutilate on a Linux client host ----
+
+/// One client thread with one depth-1 connection issuing a get every 100 us (fixed:0.0001 s),
+/// memcached get_ns 10 us and event_ns 0, every kernel cost zero on both hosts and a 0-latency
+/// link: what is left is the server's user work and the client's schedule.
+Json linux_kv_scenario(bool blocking) {
+  Json costs = params_to_json(CostParams{});
+  for (auto it = costs.begin(); it != costs.end(); ++it) it.value() = 0;
+  Json doc = kv_scenario({{"qps", 10000}, {"threads", 1}, {"connections", 1}, {"server_threads", 1},
+                          {"iadist", "fixed:0.0001"}, {"get_ns", 10000}, {"event_ns", 0}, {"client_user_ns", 0},
+                          {"blocking", blocking}});
+  doc["costs"] = costs;
+  doc["nics"][0]["rx_usecs"] = 0;
+  doc["nics"][0]["rx_frames"] = 1;
+  doc["platform"]["clients"][0]["link_latency_ns"] = 0;
+  doc["platform"]["clients"][0]["link_gbps"] = 1e4;
+  doc["nics"][0]["speed_gbps"] = 1e4;
+  doc["duration_s"] = 0.05;
+  return doc;
+}
+
+TEST(MutilateLinuxClient, IssuesOnScheduleWhetherItSpinsOrBlocks) {
+  // Each get takes exactly the server's 10 us and leaves exactly on its 100 us schedule, whether
+  // the thread spins on epoll_wait(0) (mutilate's EVLOOP_NONBLOCK) or blocks until a precise
+  // timer (-B: a timerfd, no slack): 10000 gets/s, no slip. The spinning thread is never woken
+  // and keeps its CPU busy; the blocking one is woken twice per get (timer, response) and idles.
+  for (const bool blocking : {false, true}) {
+    SCOPED_TRACE(blocking ? "blocking" : "spinning");
+    const KvRun r = run(linux_kv_scenario(blocking));
+    ASSERT_TRUE(r.r.contains("clients") && r.r["clients"].contains("c"));
+    EXPECT_NEAR(r.m()["qps"].get<double>(), 10000, 100);
+    EXPECT_EQ(r.r["summary"]["latency_ns"]["min"].get<double>(), 10000);
+    EXPECT_EQ(r.r["summary"]["latency_ns"]["max"].get<double>(), 10000);
+    EXPECT_EQ(r.m()["schedule_slip_us_avg"].get<double>(), 0.0);
+    const Json& client = r.r["clients"]["c"];
+    if (blocking) {
+      EXPECT_GT(client["wakeups"].get<double>(), 0.0);
+      EXPECT_LT(client["cpu"]["busy_pct"].get<double>(), 1.0);
+    } else {
+      EXPECT_EQ(client["wakeups"].get<double>(), 0.0);
+      EXPECT_GT(client["per_cpu"][0]["busy_pct"].get<double>(), 99.0);
+    }
+  }
+}
+
 TEST(MutilateWorkload, BadParamsNameTheirPointer) {
   auto path_of = [](const Json& params) -> std::string {
     try {
