@@ -147,7 +147,7 @@ struct MutilateParams {
   std::int64_t client_rx_ns = 3000;        // idealised client stack: wire to finish_op
   std::int64_t rto_ns = 200000000;         // TCP_RTO_MIN for segments the server NIC dropped
   bool blocking = false;                   // -B: the Linux client's threads block in epoll_wait
-  std::int64_t client_user_ns = 200;       // Linux client: parse and stats per response
+  std::int64_t client_user_ns = kClientUserNs;  // Linux client: parse and stats per response
   // memcached (server)
   std::int64_t server_threads = 4;         // memcached -t
   std::string server_cpus = "";            // taskset of the workers ("" = all CPUs)

@@ -72,8 +72,8 @@ struct RpcServerParams {
   std::int64_t rto_ns = 200000000;
   std::int64_t client_threads = 0;        // Linux client host: the load generator's threads (0: num_threads)
   std::string client_cpus = "";
-  std::int64_t client_user_ns = 200;      // Linux client: user work per response
-  std::int64_t client_timer_slack_ns = 50000;  // Linux client: prctl(PR_SET_TIMERSLACK)
+  std::int64_t client_user_ns = kClientUserNs;  // Linux client: user work per response
+  std::int64_t client_timer_slack_ns = kDefaultTimerSlackNs;  // Linux client: prctl(PR_SET_TIMERSLACK)
   std::int64_t client_epoll_timeout = -1;  // Linux client: -1 blocks; 0: its own busy loop on epoll_wait
   std::int64_t rcvbuf = 6291456;  // tcp_rmem[2]: where receive-buffer autotuning ends
   std::int64_t sndbuf = 4194304;  // tcp_wmem[2]
@@ -130,8 +130,9 @@ struct RpcServerParams {
       "closes (default tcp_rmem[2], where autotuning ends)",
       Range{4096, 1e10});
     v("sndbuf", &RpcServerParams::sndbuf, "bytes",
-      "Idealised client's socket send buffer, in skb truesize: what waits behind a closed window before "
-      "send() fails and the open-loop client counts the request unsent (default tcp_wmem[2])",
+      "Client socket send buffer, in skb truesize: what waits behind a closed window (idealised client) or "
+      "beyond rcvbuf unread (Linux client) before send() fails and the request is counted unsent (default "
+      "tcp_wmem[2])",
       Range{4096, 1e10});
     v("percentiles", &RpcServerParams::percentiles, "%", "Latency percentiles to print", Range{0, 100});
   }

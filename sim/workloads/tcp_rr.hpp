@@ -42,7 +42,7 @@ struct TcpRrParams {
   std::int64_t epoll_timeout = -1;   // server: -1 blocks in epoll_wait; 0: the application's own busy loop
   std::int64_t client_epoll_timeout = -1;  // the same for the client threads (Linux client host)
   std::int64_t server_user_ns = 200; // neper's user-space work per handled event
-  std::int64_t client_user_ns = 200; // the client's per response: two clock_gettime, histogram, state
+  std::int64_t client_user_ns = kClientUserNs;  // the client's per response: two clock_gettime, histogram, state
   std::string client_cpus = "";      // taskset for the client threads (Linux client host)
   std::int64_t client_nice = 0;
   std::string server_policy = "normal";  // chrt for the server threads

@@ -72,6 +72,12 @@ inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t t
                      : static_cast<int>(reciprocal_scale(phash, static_cast<std::uint32_t>(threads)));
 }
 
+/// A load generator's user work per response on a Linux client host (the client_user_ns default
+/// of tcp_rr, app/trace and mutilate) [INFER]: two clock_gettime() through the vDSO (~20-25 ns
+/// each), the latency histogram's update and the connection's state machine, a couple of hundred
+/// ns on a 2020s server core.
+constexpr std::int64_t kClientUserNs = 200;
+
 /// neper's flows_in_thread() (thread.c): thread `tid` of `threads` owns this many of `flows`, in
 /// a contiguous block after the blocks of the threads before it.
 inline std::size_t flows_in_thread(std::size_t flows, std::size_t threads, std::size_t tid) {
