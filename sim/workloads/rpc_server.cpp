@@ -76,6 +76,8 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     flow_socks_.push_back(s.id);
     if (!paths_[static_cast<std::size_t>(host)].kernel) idealised_socks_.push_back(s.id);
   }
+  if (!idealised_socks_.empty())
+    idealised_share_ = static_cast<double>(flow_socks_.size()) / static_cast<double>(idealised_socks_.size());
   setup_linux_clients(rng);
 }
 
@@ -116,8 +118,7 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
       th->task->timer_slack_ns = p_.client_timer_slack_ns;
       th->ep = &ck->add_epoll();
       for (int sock : th->flows) ck->epoll_ctl_add(*th->ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
-      // Open loop: this thread's connections' share of the offered rate.
-      th->gap_scale = load_.gap_scale * static_cast<double>(flow_socks_.size()) / static_cast<double>(n);
+      th->share = static_cast<double>(flow_socks_.size()) / static_cast<double>(n);
       if (!trace_thread.empty())
         for (int sock : th->flows)
           trace_thread[static_cast<std::size_t>(flow_index[static_cast<std::size_t>(sock)])] =
@@ -185,8 +186,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
       for (int sock : th.flows) co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
       break;
     case RpcLoad::Kind::kOpen:
-      push_due(th, ck.now() + static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(th.rng) * th.gap_scale)),
-               -1, -1);
+      push_due(th, ck.now() + open_gap(th.rng, th.share), -1, -1);
       break;
     case RpcLoad::Kind::kTrace:
       if (!th.trace.empty()) next_trace_due(th);
@@ -200,18 +200,12 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
       const Due d = th.due.back();
       th.due.pop_back();
       if (load_.kind == RpcLoad::Kind::kOpen) {
-        push_due(th, d.at + static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(th.rng) * th.gap_scale)),
-                 -1, -1);
+        push_due(th, d.at + open_gap(th.rng, th.share), -1, -1);
         const int sock = th.flows[th.rng.uniform_int(th.flows.size())];
         co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
       } else if (d.rec >= 0) {
-        const TraceRecord& tr = load_.trace[static_cast<std::size_t>(d.rec)];
-        Request r;
-        r.request_size = tr.request_size;
-        r.response_size = tr.response_size;
-        r.service_ns = tr.service_ns;
         next_trace_due(th);
-        co_await send(flows_[static_cast<std::size_t>(d.sock)], r);
+        co_await send(flows_[static_cast<std::size_t>(d.sock)], trace_request(load_.trace[static_cast<std::size_t>(d.rec)], 0));
       } else {
         co_await send(flows_[static_cast<std::size_t>(d.sock)], make_request(th.rng, 0));
       }
@@ -263,10 +257,7 @@ void RpcServer::start() {
       break;
     case RpcLoad::Kind::kOpen:
       if (idealised_socks_.empty()) break;  // Linux client hosts draw their own arrivals
-      k_->host().schedule(static_cast<Nanos>(std::llround(
-                              load_.interarrival_ns.sample(load_rng_) * load_.gap_scale *
-                              static_cast<double>(flow_socks_.size()) / static_cast<double>(idealised_socks_.size()))),
-                          Prio::kWire, this, kOpenArrival, 0);
+      k_->host().schedule(open_gap(load_rng_, idealised_share_), Prio::kWire, this, kOpenArrival, 0);
       break;
     case RpcLoad::Kind::kTrace:
       if (!load_.trace.empty() && !idealised_socks_.empty()) k_->host().schedule(0, Prio::kWire, this, kTraceArrival, 0);
@@ -283,6 +274,19 @@ RpcServer::Request RpcServer::make_request(Rng& rng, Nanos at) {
 }
 
 void RpcServer::new_request(Flow& f, Nanos at) { send_request(f, make_request(load_rng_, at)); }
+
+RpcServer::Request RpcServer::trace_request(const TraceRecord& tr, Nanos at) {
+  Request r;
+  r.sent = at;
+  r.request_size = tr.request_size;
+  r.response_size = tr.response_size;
+  r.service_ns = tr.service_ns;
+  return r;
+}
+
+Nanos RpcServer::open_gap(Rng& rng, double share) const {
+  return static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(rng) * load_.gap_scale * share));
+}
 
 namespace {
 // SKB_TRUESIZE(0) (include/linux/skbuff.h v6.6, x86-64): SKB_DATA_ALIGN(sizeof(struct sk_buff))
@@ -468,13 +472,8 @@ void RpcServer::trace_arrival() {
   const Nanos now = k_->now();
   for (;;) {
     const TraceRecord& tr = load_.trace[trace_next_];
-    Request r;
-    r.sent = now;
-    r.request_size = tr.request_size;
-    r.response_size = tr.response_size;
-    r.service_ns = tr.service_ns;
     Flow& f = flows_[static_cast<std::size_t>(flow_socks_[static_cast<std::size_t>(tr.flow)])];
-    if (f.csock < 0) send_request(f, r);  // a Linux client host's threads send their own records
+    if (f.csock < 0) send_request(f, trace_request(tr, now));  // a Linux client host's threads send their own records
     if (++trace_next_ == load_.trace.size()) {
       if (!load_.repeat) return;
       trace_base_ += trace_pass_ns();  // the next pass starts one mean gap after the last request
@@ -496,12 +495,9 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       new_request(flows_[arg], k_->now());
       break;
     case kOpenArrival: {
-      // The idealised hosts' connections' share of the offered rate (all of it without Linux hosts).
       const int sock = idealised_socks_[load_rng_.uniform_int(idealised_socks_.size())];
       new_request(flows_[static_cast<std::size_t>(sock)], k_->now());
-      const double share = static_cast<double>(flow_socks_.size()) / static_cast<double>(idealised_socks_.size());
-      const auto gap = static_cast<Nanos>(std::llround(load_.interarrival_ns.sample(load_rng_) * load_.gap_scale * share));
-      k_->host().schedule(k_->now() + gap, Prio::kWire, this, kOpenArrival, 0);
+      k_->host().schedule(k_->now() + open_gap(load_rng_, idealised_share_), Prio::kWire, this, kOpenArrival, 0);
       break;
     }
     case kTraceArrival:

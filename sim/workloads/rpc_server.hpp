@@ -237,7 +237,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::vector<Due> due;    // min-heap on (at, seq)
     std::uint64_t seq = 0;
     Rng rng{0};              // sizes, think times, open-loop gaps and flows
-    double gap_scale = 1.0;  // open loop: this thread's share of the rate
+    double share = 1.0;      // open loop: all connections / this thread's (gaps scale by it)
     std::vector<std::size_t> trace;  // trace: its records, in order
     std::size_t trace_next = 0;
     Nanos trace_base = 0;
@@ -252,6 +252,9 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   /// The trace record after `th`'s last one: its due send, a pass later when it wraps.
   void next_trace_due(ClientThread& th);
   Request make_request(Rng& rng, Nanos at);  // app: draw sizes
+  static Request trace_request(const TraceRecord& tr, Nanos at);
+  /// An open-loop gap for connections that carry 1/`share` of the offered rate.
+  Nanos open_gap(Rng& rng, double share) const;
   /// sk_rmem/sk_wmem charge of a request: its payload plus SKB_TRUESIZE(0) per segment.
   std::int64_t truesize(const Request& r) const;
   void transmit(Flow& f, const Request& r, Nanos depart);  // onto the wire: in the server's unread
@@ -282,6 +285,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   std::vector<std::unique_ptr<ClientThread>> client_threads_;  // Linux client hosts
   LinuxClients clients_;                     // the Linux client hosts' ends of the wire
   std::vector<int> idealised_socks_;         // flows on idealised client hosts
+  double idealised_share_ = 1.0;             // open loop: all flows / flows on idealised hosts
   std::size_t trace_next_ = 0;
   Nanos trace_base_ = 0;                    // start of the current pass over the trace
   std::vector<Nanos>* send_log_ = nullptr;
