@@ -336,14 +336,7 @@ Proc<void> Mutilate::client_drive(Kernel& ck, Task& t, Conn& c) {
     if (c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) co_return;  // WAITING_FOR_OPQ
     const Nanos now = ck.now();
     if (now < c.next_time) co_return;                                         // WAITING_FOR_TIME
-    const bool measured = in_window(now);
-    if (measured) {
-      slip_sum_us_ += static_cast<double>(now - c.next_time) / 1000.0;
-      ++slip_n_;
-    }
-    const std::uint32_t bytes = new_op(c, now);
-    after_issue(c, now, measured);
-    co_await ck.sys_send(t, ck.socket(c.csock), bytes);
+    co_await ck.sys_send(t, ck.socket(c.csock), issue_due(c, now));
   }
 }
 
@@ -367,17 +360,18 @@ void Mutilate::drive_write_machine(Conn& c, Nanos now) {
       }
       return;
     }
-    const bool measured = in_window(now);
-    if (measured) {
-      slip_sum_us_ += static_cast<double>(now - c.next_time) / 1000.0;
-      ++slip_n_;
-    }
-    issue(c, now);
-    after_issue(c, now, measured);
+    const std::uint32_t bytes = issue_due(c, now);
+    uplink_.send_message(c.host, c.sock, bytes, now + p_.client_tx_ns);
   }
 }
 
-void Mutilate::after_issue(Conn& c, Nanos now, bool measured) {
+std::uint32_t Mutilate::issue_due(Conn& c, Nanos now) {
+  const bool measured = in_window(now);
+  if (measured) {
+    slip_sum_us_ += static_cast<double>(now - c.next_time) / 1000.0;
+    ++slip_n_;
+  }
+  const std::uint32_t bytes = new_op(c, now);
   if (measured) op_sampler_.sample(static_cast<double>(c.client_ops.size()));  // stats.log_op()
   c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
   if (p_.skip && lambda() > 0 && now - c.next_time > 5000000 && c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) {
@@ -386,11 +380,7 @@ void Mutilate::after_issue(Conn& c, Nanos now, bool measured) {
       c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
     }
   }
-}
-
-void Mutilate::issue(Conn& c, Nanos now) {
-  const std::uint32_t bytes = new_op(c, now);
-  uplink_.send_message(c.host, c.sock, bytes, now + p_.client_tx_ns);
+  return bytes;
 }
 
 std::uint32_t Mutilate::new_op(Conn& c, Nanos now) {

@@ -275,9 +275,9 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   void drive_write_machine(Conn& c, Nanos now);
   /// Connection::issue_something(): draws the request and queues it on both sides; returns its bytes.
   std::uint32_t new_op(Conn& c, Nanos now);
-  /// What drive_write_machine() does after an issue at `now`: op-queue sample, next_time, --skip.
-  void after_issue(Conn& c, Nanos now, bool measured);
-  void issue(Conn& c, Nanos now);
+  /// drive_write_machine()'s issue of a connection that is due and under -d at `now`: the schedule
+  /// slip, issue_something(), the op-queue sample, the next time (and --skip). Returns the bytes.
+  std::uint32_t issue_due(Conn& c, Nanos now);
   void finish_op(Conn& c, const Op& op, Nanos now);
 
   MutilateParams p_;
