@@ -70,7 +70,8 @@ void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths, E
   }
 }
 
-int LinuxClients::add_socket(int host, int sock, const FlowTuple& rev) {
+int LinuxClients::add_socket(int host, int sock, const FlowTuple& tuple) {
+  const FlowTuple rev{tuple.daddr, tuple.saddr, tuple.dport, tuple.sport};
   const Socket& cs = paths_[static_cast<std::size_t>(host)].kernel->add_socket(0, rev);
   std::vector<int>& map = csock_to_sock_[static_cast<std::size_t>(host)];
   if (map.size() <= static_cast<std::size_t>(cs.id)) map.resize(static_cast<std::size_t>(cs.id) + 1, -1);

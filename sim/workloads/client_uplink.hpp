@@ -75,9 +75,9 @@ class LinuxClients {
  public:
   void setup(Kernel& server, const std::vector<ClientPath>& paths, EventSink* owner, std::uint32_t retransmit_kind,
              Nanos rto);
-  /// Opens host `host`'s end of server socket `sock`: the reverse tuple `rev`, hashed by the
-  /// client NIC's RSS. Returns the client socket's id.
-  int add_socket(int host, int sock, const FlowTuple& rev);
+  /// Opens host `host`'s end of server socket `sock`, whose tuple (client -> server) is `tuple`:
+  /// the reversed tuple, hashed by the client NIC's RSS. Returns the client socket's id.
+  int add_socket(int host, int sock, const FlowTuple& tuple);
   int server_sock(int host, int csock) const {
     return csock_to_sock_[static_cast<std::size_t>(host)][static_cast<std::size_t>(csock)];
   }

@@ -241,6 +241,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     t.body = worker(t, ep);
     k.start_task(t, cpu);
   }
+  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   // Connections: client thread i/c of host (i/c) mod hosts -> 10.0.0.1:11211.
   const std::int64_t total = p_.threads * p_.connections;
   conns_.resize(static_cast<std::size_t>(total));
@@ -259,9 +260,9 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
                                         : static_cast<int>(i % p_.server_threads);  // dispatch_conn_new()
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(c.worker)], s);
     c.rng = rng.stream("mutilate/conn/" + std::to_string(i));
+    if (paths_[static_cast<std::size_t>(c.host)].kernel) c.csock = clients_.add_socket(c.host, c.sock, tuple);
   }
   // Linux client hosts: mutilate's threads on each host's own kernel, thread t on host t mod hosts.
-  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   std::vector<int> host_threads(paths_.size(), 0);
   for (std::int64_t t = 0; t < p_.threads; ++t) {
     const int host = static_cast<int>(t % static_cast<std::int64_t>(paths_.size()));
@@ -277,11 +278,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     th->ep = &ck->add_epoll();
     for (std::int64_t j = 0; j < p_.connections; ++j) {
       const auto i = static_cast<std::size_t>(t * p_.connections + j);
-      Conn& c = conns_[i];
-      const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(c.host) << 16) + (static_cast<std::uint32_t>(i / 64000) << 8),
-                          11211, static_cast<std::uint16_t>(1024 + i % 64000)};
-      c.csock = clients_.add_socket(host, c.sock, rev);
-      ck->epoll_ctl_add(*th->ep, ck->socket(c.csock));
+      ck->epoll_ctl_add(*th->ep, ck->socket(conns_[i].csock));
       th->conns.push_back(static_cast<int>(i));
     }
     th->task->body = client_thread(*th);

@@ -60,6 +60,7 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   }
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:8080, spread over the client hosts.
   load_rng_ = rng.stream(type_ + "/load");
+  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   for (std::int64_t f = 0; f < load_.num_flows; ++f) {
     const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
@@ -74,7 +75,10 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
     flow_socks_.push_back(s.id);
-    if (!paths_[static_cast<std::size_t>(host)].kernel) idealised_socks_.push_back(s.id);
+    if (paths_[static_cast<std::size_t>(host)].kernel)
+      fl.csock = clients_.add_socket(host, s.id, tuple);
+    else
+      idealised_socks_.push_back(s.id);
   }
   if (!idealised_socks_.empty())
     idealised_share_ = static_cast<double>(flow_socks_.size()) / static_cast<double>(idealised_socks_.size());
@@ -82,25 +86,15 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
 }
 
 void RpcServer::setup_linux_clients(const RngRoot& rng) {
-  clients_.setup(*k_, paths_, this, kClientRetransmit, p_.rto_ns);
   const std::int64_t threads = p_.client_threads > 0 ? p_.client_threads : p_.num_threads;
-  std::vector<int> trace_thread;  // flow index -> client thread (trace loads)
-  if (load_.kind == RpcLoad::Kind::kTrace) trace_thread.assign(flow_socks_.size(), -1);
-  std::vector<int> flow_index(flows_.size(), -1);
-  for (std::size_t i = 0; i < flow_socks_.size(); ++i) flow_index[static_cast<std::size_t>(flow_socks_[i])] = static_cast<int>(i);
+  std::vector<int> trace_thread;  // server socket -> client thread (trace loads)
+  if (load_.kind == RpcLoad::Kind::kTrace) trace_thread.assign(flows_.size(), -1);
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     Kernel* ck = paths_[h].kernel;
     if (!ck) continue;
     std::vector<int> host_flows;
-    for (int sock : flow_socks_) {
-      Flow& f = flows_[static_cast<std::size_t>(sock)];
-      if (f.host != static_cast<int>(h)) continue;
-      // The client's socket: the reverse tuple hashed by the client NIC's RSS.
-      const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 8080,
-                          static_cast<std::uint16_t>(40000 + flow_index[static_cast<std::size_t>(sock)] % 25000)};
-      f.csock = clients_.add_socket(static_cast<int>(h), sock, rev);
-      host_flows.push_back(sock);
-    }
+    for (int sock : flow_socks_)
+      if (flows_[static_cast<std::size_t>(sock)].host == static_cast<int>(h)) host_flows.push_back(sock);
     const CpuMask mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), path_ + "/client_cpus");
     std::size_t first = 0;
     for (std::int64_t i = 0; i < threads; ++i) {
@@ -121,8 +115,7 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
       th->share = static_cast<double>(flow_socks_.size()) / static_cast<double>(n);
       if (!trace_thread.empty())
         for (int sock : th->flows)
-          trace_thread[static_cast<std::size_t>(flow_index[static_cast<std::size_t>(sock)])] =
-              static_cast<int>(client_threads_.size());
+          trace_thread[static_cast<std::size_t>(sock)] = static_cast<int>(client_threads_.size());
       th->task->body = client_thread(*th);
       const int cpu = static_cast<int>(i % ck->nr_cpus());
       ck->start_task(*th->task, mask.test(cpu) ? cpu : mask.first());
@@ -131,7 +124,7 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
   }
   if (trace_thread.empty()) return;
   for (std::size_t r = 0; r < load_.trace.size(); ++r) {
-    const int th = trace_thread[static_cast<std::size_t>(load_.trace[r].flow)];
+    const int th = trace_thread[static_cast<std::size_t>(flow_socks_[static_cast<std::size_t>(load_.trace[r].flow)])];
     if (th >= 0) client_threads_[static_cast<std::size_t>(th)]->trace.push_back(r);
   }
 }

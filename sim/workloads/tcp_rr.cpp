@@ -34,6 +34,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   }
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:12867 (neper's data port).
   start_rng_ = rng.stream("tcp_rr/flows");  // flow start offsets (start()): the seed changes them
+  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   for (std::int64_t f = 0; f < p_.num_flows; ++f) {
     const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
@@ -46,21 +47,16 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     fl.host = host;
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
+    if (paths_[static_cast<std::size_t>(host)].kernel) fl.csock = clients_.add_socket(host, s.id, tuple);
   }
   // Linux client hosts: neper's client process on each host's own kernel.
-  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   const std::int64_t client_threads = p_.client_threads > 0 ? p_.client_threads : p_.num_threads;
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     Kernel* ck = paths_[h].kernel;
     if (!ck) continue;
     std::vector<int> host_flows;
     for (Flow& f : flows_) {
-      if (f.sock < 0 || f.host != static_cast<int>(h)) continue;
-      // The client's socket: the reverse tuple hashed by the client NIC's RSS.
-      const FlowTuple rev{0x0a000001u, 0x0a000002u + (static_cast<std::uint32_t>(h) << 8), 12867,
-                          static_cast<std::uint16_t>(40000 + f.sock % 25000)};
-      f.csock = clients_.add_socket(static_cast<int>(h), f.sock, rev);
-      host_flows.push_back(f.sock);
+      if (f.sock >= 0 && f.host == static_cast<int>(h)) host_flows.push_back(f.sock);
     }
     const CpuMask client_mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
     std::size_t first = 0;
