@@ -54,6 +54,13 @@ void ClientUplink::on_event(std::uint32_t kind, std::uint64_t /*arg*/) {
   send(host, tr, k_->now());
 }
 
+namespace {
+// The argument of a retransmission event: the host and the direction.
+std::uint64_t retransmit_arg(int host, bool to_server) {
+  return 2 * static_cast<std::uint64_t>(host) + (to_server ? 1 : 0);
+}
+}  // namespace
+
 void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths, EventSink* owner,
                          std::uint32_t retransmit_kind, Nanos rto) {
   server_ = &server;
@@ -61,7 +68,7 @@ void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths, E
   owner_ = owner;
   retransmit_kind_ = retransmit_kind;
   rto_ = rto;
-  retx_.resize(paths_.size());
+  retx_.resize(2 * paths_.size());
   csock_to_sock_.resize(paths_.size());
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     if (!paths_[h].kernel) continue;
@@ -83,11 +90,31 @@ void LinuxClients::to_client(int host, const WireTrain& tr, Nanos at_switch) con
   deliver_to_nic(*paths_[static_cast<std::size_t>(host)].kernel, 0, tr, at_switch);
 }
 
-void LinuxClients::on_retransmit(std::uint64_t host) {
-  const WireTrain tr = retx_[host].front();
-  retx_[host].pop_front();
+void LinuxClients::server_dropped(int host, const WireTrain& tr) {
+  if (tr.ack_only || tr.bytes == 0) return;
+  retransmit(host, true, tr);
+}
+
+void LinuxClients::retransmit(int host, bool to_server, const WireTrain& tr) {
+  const std::uint64_t arg = retransmit_arg(host, to_server);
+  retx_[arg].push_back(tr);
+  server_->host().schedule(server_->now() + rto_, Prio::kWire, owner_, retransmit_kind_, arg);
+}
+
+void LinuxClients::on_retransmit(std::uint64_t arg) {
+  const WireTrain tr = retx_[arg].front();
+  retx_[arg].pop_front();
   ++retransmitted_;
-  to_client(static_cast<int>(host), tr, server_->now() + paths_[host].latency_ns);
+  const int host = static_cast<int>(arg / 2);
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  const Nanos now = server_->now();
+  if (arg % 2 == 1) {  // the client's TCP, through the client NIC's port
+    const Nanos done = path.kernel->nics()[0]->tx_port.transmit(now, tr.wire_bytes());
+    deliver_to_nic(*server_, path.nic, tr, done + path.latency_ns);
+  } else {  // the server's TCP, through the server NIC's port
+    const Nanos done = server_->nics()[static_cast<std::size_t>(path.nic)]->tx_port.transmit(now, tr.wire_bytes());
+    to_client(host, tr, done + path.latency_ns);
+  }
 }
 
 void LinuxClients::Wire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
@@ -100,9 +127,7 @@ void LinuxClients::Wire::on_transmit(int csock, std::uint32_t bytes, std::uint32
 void LinuxClients::Wire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
   c_.drops_ += segs;
   if (bytes == 0) return;  // a pure ACK: the next cumulative ACK covers it
-  c_.retx_[static_cast<std::size_t>(host_)].push_back(WireTrain{csock, bytes, segs, false});
-  c_.server_->host().schedule(c_.server_->now() + c_.rto_, Prio::kWire, c_.owner_, c_.retransmit_kind_,
-                              static_cast<std::uint64_t>(host_));
+  c_.retransmit(host_, false, WireTrain{csock, bytes, segs, false});
 }
 
 }  // namespace napisim

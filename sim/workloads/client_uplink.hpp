@@ -49,9 +49,9 @@ class ClientUplink final : public EventSink {
   /// One train onto client host `host`'s link at `depart`.
   void send(int host, const WireTrain& tr, Nanos depart);
 
-  /// The server NIC dropped train `tr` (ring full): the client's TCP sends it again from host
-  /// `host` when its retransmission timer (`rto`) fires (tcp_retransmit_timer). Pure ACKs are not
-  /// resent: the next cumulative ACK covers them.
+  /// The server dropped train `tr` (ring or backlog full) of idealised host `host`: its TCP sends
+  /// it again when its retransmission timer (`rto`) fires (tcp_retransmit_timer). Pure ACKs are
+  /// not resent: the next cumulative ACK covers them. (A Linux host's: LinuxClients.)
   void retransmit(int host, const WireTrain& tr, Nanos rto);
   std::uint64_t retransmitted() const { return retransmitted_; }
 
@@ -68,9 +68,10 @@ class ClientUplink final : public EventSink {
 
 /// The workload's Linux client hosts (ClientPath::kernel set): what a host's kernel transmits
 /// reaches the server NIC of its path after the path's latency, and each client socket maps to
-/// the server socket of its connection. A response train a client NIC drops is sent again by the
-/// server's TCP after `rto` (tcp_retransmit_timer); that event is the owning workload's (`owner`,
-/// `retransmit_kind`, argument the host), which hands it back to on_retransmit().
+/// the server socket of its connection. A train a NIC drops (ring or backlog full) is sent again
+/// by the other end's TCP after `rto` (tcp_retransmit_timer), through its own NIC's port; that
+/// event is the owning workload's (`owner`, `retransmit_kind`), which hands it back to
+/// on_retransmit().
 class LinuxClients {
  public:
   void setup(Kernel& server, const std::vector<ClientPath>& paths, EventSink* owner, std::uint32_t retransmit_kind,
@@ -83,7 +84,10 @@ class LinuxClients {
   }
   /// Server train `tr` (its sock a client socket of `host`) reaches the host's NIC from the switch.
   void to_client(int host, const WireTrain& tr, Nanos at_switch) const;
-  void on_retransmit(std::uint64_t host);
+  /// The server dropped train `tr` from host `host` (its sock the server socket): the client's TCP
+  /// sends it again. Pure ACKs are not resent: the next cumulative ACK covers them.
+  void server_dropped(int host, const WireTrain& tr);
+  void on_retransmit(std::uint64_t arg);
   std::uint64_t drops() const { return drops_; }  // segments the client NICs dropped
   std::uint64_t retransmitted() const { return retransmitted_; }
 
@@ -104,9 +108,12 @@ class LinuxClients {
   std::uint32_t retransmit_kind_ = 0;
   Nanos rto_ = 0;
   std::vector<std::unique_ptr<Wire>> wires_;
-  std::vector<Fifo<WireTrain>> retx_;            // per host, in RTO order (sock: the client socket)
+  // Per host and direction (retransmit_arg()), in RTO order; sock: the receiving end's socket.
+  std::vector<Fifo<WireTrain>> retx_;
   std::vector<std::vector<int>> csock_to_sock_;  // per host
   std::uint64_t drops_ = 0, retransmitted_ = 0;
+
+  void retransmit(int host, bool to_server, const WireTrain& tr);
 };
 
 }  // namespace napisim

@@ -514,6 +514,11 @@ void Mutilate::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bo
 void Mutilate::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
   if (bytes == 0) return;  // lost pure ACKs are not retransmitted
+  const int host = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(sock)])].host;
+  if (paths_[static_cast<std::size_t>(host)].kernel) {
+    clients_.server_dropped(host, Train{sock, bytes, segs, false});
+    return;
+  }
   k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, pack(sock, bytes, segs, false));
 }
 

@@ -10,7 +10,9 @@
 #include "sim/params/json_util.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
+#include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/tcp_rr.hpp"
+#include "tests/unit/zero_fields.hpp"
 
 namespace napisim {
 namespace {
@@ -23,6 +25,45 @@ TEST(TwoHostTest, FlowsInThreadGivesContiguousBlocksFirstOnesLonger) {
   EXPECT_EQ(n, (std::vector<std::size_t>{3, 3, 2, 2}));
   EXPECT_EQ(flows_in_thread(3, 4, 3), 0u);
   EXPECT_EQ(flows_in_thread(8, 4, 0), 2u);
+}
+
+// A train the server drops is sent again by the client's TCP after the RTO, through the client
+// NIC's port (it queues behind what that port is sending), and reaches the server NIC after the
+// link's latency. A lost pure ACK is not resent. 100 Gb/s: 0.08 ns a byte; a 1000-byte segment
+// is 1090 bytes on the wire, 87 ns.
+TEST(TwoHostTest, AServerDropIsResentThroughTheClientNic) {
+  HostModel host;
+  TopologyParams tp;
+  tp.numa_nodes = tp.llcs_per_node = tp.cores_per_llc = tp.threads_per_core = 1;
+  const Topology topo(tp);
+  const CostParams costs = testing::all_zero<CostParams>();
+  Kernel server(host, topo, KernelParams{}, costs);
+  Kernel client(host, topo, KernelParams{}, costs);
+  NicParams np;
+  np.queues = 1;
+  server.add_nic(np, "/nic");
+  client.add_nic(np, "/nic");
+  struct Owner final : EventSink {
+    LinuxClients clients;
+    void on_event(std::uint32_t /*kind*/, std::uint64_t arg) override { clients.on_retransmit(arg); }
+  } owner;
+  constexpr Nanos kRto = 1000000;
+  ClientPath path;  // 5 us away at 100 Gb/s, the server's NIC 0
+  path.kernel = &client;
+  owner.clients.setup(server, {path}, &owner, 7, kRto);
+  const FlowTuple tuple{0x0a000102u, 0x0a000001u, 40000, 12867};
+  const int sock = server.add_socket(0, tuple).id;
+  EXPECT_EQ(owner.clients.add_socket(0, sock, tuple), 0);
+  EXPECT_EQ(owner.clients.server_sock(0, 0), sock);
+  // The client's port sends something else until 2 us past the RTO.
+  client.nics()[0]->tx_port.busy_until = kRto + 2000;
+  owner.clients.server_dropped(0, WireTrain{sock, 1000, 1, false});
+  owner.clients.server_dropped(0, WireTrain{sock, 0, 1, true});
+  host.advance_to(kRto + 20000);
+  EXPECT_EQ(owner.clients.retransmitted(), 1u);
+  EXPECT_EQ(client.nics()[0]->tx_port.busy_until, kRto + 2087);
+  // The switch hands it to the server NIC 5 us later; its ingress port takes 87 ns more.
+  EXPECT_EQ(server.nics()[0]->rx_port.busy_until, kRto + 2087 + 5000 + 87);
 }
 
 struct TwoHostRun {
