@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/core/json.hpp"
+#include "sim/core/registry.hpp"
 #include "sim/params/fields.hpp"
 
 namespace napisim {
@@ -35,6 +36,7 @@ class RxModel {
 };
 
 struct ModelInfo {
+  static constexpr const char* kKind = "model";
   std::string name;
   std::string summary;
   std::function<std::vector<FieldInfo>()> describe;
@@ -43,17 +45,7 @@ struct ModelInfo {
   std::function<std::unique_ptr<RxModel>(const Json& params, const std::string& path)> create;
 };
 
-class ModelRegistry {
- public:
-  void add(ModelInfo info);
-  const ModelInfo* find(const std::string& name) const;
-  /// Throws ConfigError naming the valid models when `name` is unknown.
-  const ModelInfo& get(const std::string& name, const std::string& path) const;
-  const std::vector<ModelInfo>& list() const { return models_; }  // sorted by name
-
- private:
-  std::vector<ModelInfo> models_;
-};
+using ModelRegistry = Registry<ModelInfo>;
 
 /// Fills a registry with every built-in model (models/registry_builtin.cpp).
 void register_builtin_models(ModelRegistry& r);

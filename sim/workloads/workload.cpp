@@ -49,25 +49,6 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   return lat;
 }
 
-void WorkloadRegistry::add(WorkloadInfo info) {
-  const auto at = std::lower_bound(workloads_.begin(), workloads_.end(), info.name,
-                                   [](const WorkloadInfo& w, const std::string& n) { return w.name < n; });
-  workloads_.insert(at, std::move(info));
-}
-
-const WorkloadInfo* WorkloadRegistry::find(const std::string& name) const {
-  for (const auto& w : workloads_)
-    if (w.name == name) return &w;
-  return nullptr;
-}
-
-const WorkloadInfo& WorkloadRegistry::get(const std::string& name, const std::string& path) const {
-  if (const WorkloadInfo* w = find(name)) return *w;
-  std::string valid;
-  for (const auto& w : workloads_) valid += (valid.empty() ? "\"" : ", \"") + w.name + "\"";
-  throw ConfigError(path, "unknown workload type \"" + name + "\"; expected one of " + valid);
-}
-
 namespace {
 
 /// A workload whose parameters are the struct P and whose resolved parameters are P's fields.

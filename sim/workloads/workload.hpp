@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/json.hpp"
+#include "sim/core/registry.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/time.hpp"
 #include "sim/kernel/kernel.hpp"
@@ -91,6 +92,7 @@ Json request_conservation(std::uint64_t sent, std::uint64_t answered, std::uint6
 
 /// One workload type: what `describe`, `list-workloads`, the schema and the scenario loader know.
 struct WorkloadInfo {
+  static constexpr const char* kKind = "workload type";
   std::string name;
   std::string summary;
   bool linux_client = false;  // runs its tool's client loops on a simulated Linux client host
@@ -101,17 +103,7 @@ struct WorkloadInfo {
   std::function<std::unique_ptr<Workload>(const Json& params, const std::string& path)> create;
 };
 
-class WorkloadRegistry {
- public:
-  void add(WorkloadInfo info);
-  const WorkloadInfo* find(const std::string& name) const;
-  /// Throws ConfigError naming the valid workload types when `name` is unknown.
-  const WorkloadInfo& get(const std::string& name, const std::string& path) const;
-  const std::vector<WorkloadInfo>& list() const { return workloads_; }  // sorted by name
-
- private:
-  std::vector<WorkloadInfo> workloads_;
-};
+using WorkloadRegistry = Registry<WorkloadInfo>;
 
 /// The built-in workloads (built on first use; read-only afterwards).
 const WorkloadRegistry& builtin_workloads();
