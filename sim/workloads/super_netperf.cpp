@@ -17,6 +17,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
   std::vector<int> cpus;
   for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
   start_rng_ = rng.stream("super_netperf/instances");
+  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   for (std::int64_t i = 0; i < p_.num_instances; ++i) {
     const int host = static_cast<int>(i % static_cast<std::int64_t>(paths_.size()));
     // netperf's data connection: an ephemeral client port to netserver's data port.
@@ -33,6 +34,34 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
     Task& t = k.create_task("netserver/" + std::to_string(i), TaskKind::kUser, allowed);
     t.body = netserver_child(t, s.id);
     k.start_task(t, cpus[static_cast<std::size_t>(i) % cpus.size()]);
+    Kernel* ck = paths_[static_cast<std::size_t>(host)].kernel;
+    if (!ck) continue;
+    // The netperf process on its client host, started by the super_netperf shell loop (spread
+    // over the allowed CPUs, as the children above).
+    c.csock = clients_.add_socket(host, s.id, tuple);
+    const CpuMask mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
+    Task& ct = ck->create_task("netperf/" + std::to_string(i), TaskKind::kUser, mask);
+    ct.body = netperf(ct, s.id);
+    const int cpu = static_cast<int>(i % ck->nr_cpus());
+    ck->start_task(ct, mask.test(cpu) ? cpu : mask.first());
+  }
+}
+
+Proc<void> SuperNetperf::netperf(Task& t, int sock) {
+  // send_omni_inner() for TCP_RR: timestamp, send() the request, recv() until the response is
+  // whole, timestamp and HIST_add() (-j), and the next request.
+  Conn& c = conns_[static_cast<std::size_t>(sock)];  // runs after setup(): conns_ has its size
+  Kernel& ck = *paths_[static_cast<std::size_t>(c.host)].kernel;
+  Socket& cs = ck.socket(c.csock);
+  for (;;) {
+    c.req_start = ck.now();
+    c.in_flight = true;
+    ++sent_;
+    co_await ck.sys_send(t, cs, p_.request_size);
+    std::int64_t got = 0;
+    while (got < p_.response_size) got += co_await ck.sys_recv_wait(t, cs, p_.response_size - got);
+    complete(c, ck.now());
+    co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
   }
 }
 
@@ -54,7 +83,7 @@ void SuperNetperf::start() {
   // The instances start within the first 10 us (super_netperf launches them in a shell loop; the
   // warm-up hides the real spread).
   for (const Conn& c : conns_) {
-    if (c.sock < 0) continue;
+    if (c.sock < 0 || paths_[static_cast<std::size_t>(c.host)].kernel) continue;
     k_->host().schedule(static_cast<Nanos>(start_rng_.uniform_int(10000)), Prio::kWire, this, kStart,
                         static_cast<std::uint64_t>(c.sock));
   }
@@ -72,20 +101,32 @@ void SuperNetperf::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(conns_[arg], k_->now());
       break;
+    case kClientRetransmit:
+      clients_.on_retransmit(arg);
+      break;
     default:
       NAPISIM_ASSERT(false, "unknown super_netperf event");
   }
 }
 
 void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
-  if (ack_only) return;  // the idealised client's stack absorbs ACKs
   Conn& c = conns_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(c.host)];
+  if (path.kernel) {
+    clients_.to_client(c.host, Train{c.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    return;
+  }
+  if (ack_only) return;  // the idealised client's stack absorbs ACKs
   const Nanos at = wire_done + path.latency_ns + p_.client_rx_ns;
   if (segs >= 2) uplink_.send(c.host, Train{sock, 0, 1, true}, at);
   c.resp_got += bytes;
   if (c.resp_got < p_.response_size) return;
   c.resp_got -= p_.response_size;
+  complete(c, at);
+  send_request(c, at);
+}
+
+void SuperNetperf::complete(Conn& c, Nanos at) {
   c.in_flight = false;
   ++completed_;
   if (in_window(at)) {
@@ -93,12 +134,15 @@ void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs
     ++c.measured;
     hist_.record(at - c.req_start);
   }
-  send_request(c, at);
 }
 
 void SuperNetperf::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  uplink_.retransmit(conns_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false}, p_.rto_ns);
+  const int host = conns_[static_cast<std::size_t>(sock)].host;
+  if (paths_[static_cast<std::size_t>(host)].kernel)
+    clients_.server_dropped(host, Train{sock, bytes, segs, false});
+  else
+    uplink_.retransmit(host, Train{sock, bytes, segs, false}, p_.rto_ns);
 }
 
 void SuperNetperf::report(Json& summary, Json& workload) const {
@@ -126,7 +170,8 @@ void SuperNetperf::report(Json& summary, Json& workload) const {
 Json SuperNetperf::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Conn& c : conns_) in_flight += c.in_flight ? 1 : 0;
-  return request_conservation(sent_, completed_, in_flight, drops_, uplink_.retransmitted());
+  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
+                              clients_.retransmitted() + uplink_.retransmitted());
 }
 
 }  // namespace napisim

@@ -7,8 +7,11 @@
 // child process per connection (netserver.c spawn_child / process_requests), and the child loops
 // on a blocking recv() until the -r request is complete, then send()s the response: no epoll, so
 // every request wakes that connection's own task (sock_def_readable -> the task sleeping in
-// sk_wait_data). The client hosts are idealised as tcp_rr's: request out, response back, the next
-// request at once; retransmission after TCP_RTO_MIN for segments the server's NIC dropped.
+// sk_wait_data). On a Linux client host (the default) each instance is its own netperf process on
+// that host's kernel: send_omni_inner() timestamps, send()s the request, recv()s (blocking) until
+// the response is complete, timestamps and updates its histogram, and sends the next one. The
+// idealised client (opt-in) sends the next request client_tx_ns after the response's wire arrival
+// plus client_rx_ns. Segments a NIC drops are resent after TCP_RTO_MIN.
 // Latency statistics are netperf -j's (per transaction, merged over instances in one histogram).
 #pragma once
 
@@ -30,6 +33,8 @@ struct SuperNetperfParams {
   std::int64_t client_rx_ns = 3000;   // idealised client: wire to recv() return
   std::int64_t rto_ns = 200000000;    // TCP_RTO_MIN
   std::int64_t server_user_ns = 200;  // netserver's user-space work per transaction
+  std::int64_t client_user_ns = kClientUserNs;  // Linux client: netperf's per transaction
+  std::string client_cpus = "";       // taskset for the netperf processes (Linux client host)
 
   template <class V>
   static void fields(V& v) {
@@ -45,6 +50,10 @@ struct SuperNetperfParams {
       Range{1000, 1e10});
     v("server_user_ns", &SuperNetperfParams::server_user_ns, "ns", "netserver user-space work per transaction",
       Range{0, 1e9});
+    v("client_user_ns", &SuperNetperfParams::client_user_ns, "ns",
+      "Linux client: netperf's user-space work per transaction (two timestamps, the -j histogram)", Range{0, 1e9});
+    v("client_cpus", &SuperNetperfParams::client_cpus, "cpulist",
+      "CPUs the netperf processes may run on, on each Linux client host (\"\" = all CPUs)");
   }
   bool operator==(const SuperNetperfParams&) const = default;
 };
@@ -68,6 +77,7 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
  private:
   struct Conn {
     int sock = -1;
+    int csock = -1;  // the client host's socket (Linux client hosts)
     int host = 0;
     Nanos req_start = 0;
     std::int64_t resp_got = 0;
@@ -75,8 +85,10 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
     std::uint64_t measured = 0;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 3 };
+  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 3, kClientRetransmit = 4 };
   Proc<void> netserver_child(Task& t, int sock);
+  Proc<void> netperf(Task& t, int sock);
+  void complete(Conn& c, Nanos at);
   void send_request(Conn& c, Nanos at);
 
   SuperNetperfParams p_;
@@ -85,6 +97,7 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   std::vector<Conn> conns_;  // indexed by socket id
   Rng start_rng_{0};
   ClientUplink uplink_{kRetransmit};  // the idealised clients' sends to the server NICs
+  LinuxClients clients_;              // the Linux client hosts
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
 };

@@ -102,7 +102,7 @@ const WorkloadRegistry& builtin_workloads() {
     r.add(plain_workload<StreamParams, Stream>(
         "stream", "netperf TCP_STREAM / TCP_MAERTS: bulk transfer into or out of the server", false));
     r.add(plain_workload<SuperNetperfParams, SuperNetperf>(
-        "super_netperf", "super_netperf: N concurrent netperf streams, the sum of their throughputs", false));
+        "super_netperf", "super_netperf: N concurrent netperf streams, the sum of their throughputs", true));
     return r;
   }();
   return registry;

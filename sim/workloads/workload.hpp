@@ -117,8 +117,8 @@ Json resolve_workload_params(const std::string& type, const Json& params, const 
 Json workload_schema();
 std::vector<std::string> workload_types();
 /// Whether the workload runs its client on a simulated Linux host (ClientSpec "stack": "linux"):
-/// tcp_rr (neper), app and trace (a load generator), mutilate. stream and super_netperf drive the server
-/// from the idealised generator.
+/// tcp_rr (neper), app and trace (a load generator), mutilate, super_netperf (netperf). stream drives
+/// the server from the idealised generator.
 bool workload_has_linux_client(const std::string& type);
 
 }  // namespace napisim

@@ -156,6 +156,36 @@ TEST(SuperNetperfTest, OneBlockingTaskPerConnection) {
   EXPECT_EQ(c["sent"].get<std::uint64_t>(), c["answered"].get<std::uint64_t>() + c["in_flight"].get<std::uint64_t>());
 }
 
+// On the Linux client host (the default) each instance is a netperf process: it sends, sleeps in
+// recv() until the response, and is woken once per transaction; the idealised client stays an
+// opt-in without a client kernel.
+TEST(SuperNetperfTest, EachInstanceIsANetperfProcessOnTheClientHost) {
+  Json d = nic_doc(10);
+  d["workload"] = {{"type", "super_netperf"}, {"params", {{"num_instances", 12}}}};
+  StreamRun r = run(d);
+  EXPECT_EQ(r.r["scenario"]["platform"]["clients"][0]["stack"], "linux");
+  Kernel* ck = r.sim->client_kernel(0);
+  ASSERT_NE(ck, nullptr);
+  int procs = 0;
+  std::uint64_t wakeups = 0;
+  for (auto& t : ck->tasks())
+    if (t->name.rfind("netperf/", 0) == 0) {
+      ++procs;
+      EXPECT_GT(t->wakeups, 100u) << t->name;
+      wakeups += t->wakeups;
+    }
+  EXPECT_EQ(procs, 12);
+  const Json& c = r.r["conservation"];
+  const auto answered = c["answered"].get<std::uint64_t>();
+  EXPECT_EQ(c["sent"].get<std::uint64_t>(), answered + c["in_flight"].get<std::uint64_t>());
+  EXPECT_NEAR(static_cast<double>(wakeups), static_cast<double>(answered), 0.05 * static_cast<double>(answered));
+  EXPECT_GT(r.r["clients"]["client0"]["cpu"]["cpu_us_per_op"].get<double>(), 0.0);
+  d["platform"]["clients"][0]["stack"] = "idealised";
+  StreamRun ideal = run(d);
+  EXPECT_EQ(ideal.sim->client_kernel(0), nullptr);
+  EXPECT_GT(ideal.thr(), 1000.0);
+}
+
 TEST(StreamTest, SameSeedSameOutput) {
   for (const Json& d : {lo_doc(true), nic_doc(10)}) {
     const StreamRun a = run(d);
