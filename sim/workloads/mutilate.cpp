@@ -235,7 +235,8 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
       m = CpuMask(n);
       m.set(cpu);
     }
-    Task& t = k.create_task("memcached/" + std::to_string(i), TaskKind::kUser, m);
+    Task& t = create_user_thread(k, "memcached/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
+                                 p_.server_nice);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = worker(t, ep);
@@ -274,7 +275,8 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     CpuMask pin(ck->nr_cpus());
     const int cpu = host_threads[static_cast<std::size_t>(host)]++ % ck->nr_cpus();
     pin.set(cpu);
-    th->task = &ck->create_task("mutilate/" + std::to_string(t), TaskKind::kUser, pin);
+    th->task = &create_user_thread(*ck, "mutilate/" + std::to_string(t), pin, p_.client_policy, p_.client_rt_priority,
+                                   p_.client_nice);
     th->ep = &ck->add_epoll();
     for (std::int64_t j = 0; j < p_.connections; ++j) {
       const auto i = static_cast<std::size_t>(t * p_.connections + j);

@@ -148,10 +148,16 @@ struct MutilateParams {
   std::int64_t rto_ns = 200000000;         // TCP_RTO_MIN for segments the server NIC dropped
   bool blocking = false;                   // -B: the Linux client's threads block in epoll_wait
   std::int64_t client_user_ns = kClientUserNs;  // Linux client: parse and stats per response
+  std::int64_t client_nice = 0;
+  std::string client_policy = "normal";  // chrt for mutilate's threads
+  std::int64_t client_rt_priority = 50;
   // memcached (server)
   std::int64_t server_threads = 4;         // memcached -t
   std::string server_cpus = "";            // taskset of the workers ("" = all CPUs)
   bool pin_threads = false;                // worker i pinned to the i-th CPU of server_cpus
+  std::int64_t server_nice = 0;
+  std::string server_policy = "normal";    // chrt for the workers
+  std::int64_t server_rt_priority = 50;
   std::string dispatch = "round_robin";    // dispatch_conn_new, or by NAPI id
   std::int64_t maxevents = 32;             // libevent's initial epoll nevents (epoll.c INITIAL_NEVENT)
   std::int64_t read_buffer = 16384;        // bytes per read() (memcached grows rbuf as needed)
@@ -192,9 +198,20 @@ struct MutilateParams {
       "precise timer); without it they call epoll_wait(0) in a loop (EVLOOP_NONBLOCK, mutilate's default)");
     v("client_user_ns", &MutilateParams::client_user_ns, "ns",
       "Linux client host: user-space work per response (parse, latency sample, stats)", Range{0, 1e9});
+    v("client_nice", &MutilateParams::client_nice, "", "Linux client host: nice value of mutilate's threads",
+      Range{-20, 19});
+    v("client_policy", &MutilateParams::client_policy, "",
+      "Linux client host: chrt for mutilate's threads: normal, batch, idle, fifo or rr", chrt_policies());
+    v("client_rt_priority", &MutilateParams::client_rt_priority, "",
+      "Linux client host: chrt priority of mutilate's threads (fifo, rr)", Range{1, 99});
     v("server_threads", &MutilateParams::server_threads, "threads", "memcached -t: worker threads", Range{1, 4096});
     v("server_cpus", &MutilateParams::server_cpus, "cpulist", "CPUs the workers may run on (\"\" = all)");
     v("pin_threads", &MutilateParams::pin_threads, "", "Pin worker i to the i-th CPU of server_cpus (wrapping)");
+    v("server_nice", &MutilateParams::server_nice, "", "Nice value of the workers", Range{-20, 19});
+    v("server_policy", &MutilateParams::server_policy, "", "chrt for the workers: normal, batch, idle, fifo or rr",
+      chrt_policies());
+    v("server_rt_priority", &MutilateParams::server_rt_priority, "", "chrt priority of the workers (fifo, rr)",
+      Range{1, 99});
     v("dispatch", &MutilateParams::dispatch, "",
       "Connection to worker: round_robin (memcached dispatch_conn_new) or napi_id (worker = NAPI id of the "
       "connection's RX queue mod workers, as a SO_INCOMING_NAPI_ID-aware dispatcher)",

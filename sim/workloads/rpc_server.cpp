@@ -50,8 +50,8 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
       m.set(home);
     }
     auto w = std::make_unique<Worker>();
-    w->task = &k.create_task(type_ + "/" + std::to_string(i), TaskKind::kUser, m, SchedPolicy::kNormal,
-                             static_cast<int>(p_.server_nice));
+    w->task = &create_user_thread(k, type_ + "/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
+                                  p_.server_nice);
     w->ep = &k.add_epoll();
     w->rng = rng.stream(type_ + "/worker" + std::to_string(i));
     w->task->body = worker(*w);
@@ -108,7 +108,7 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
       first += n;
       const std::string name = type_ + "-client" + std::to_string(h) + "/" + std::to_string(i);
       th->rng = rng.stream(name);
-      th->task = &ck->create_task(name, TaskKind::kUser, mask);
+      th->task = &create_user_thread(*ck, name, mask, p_.client_policy, p_.client_rt_priority, p_.client_nice);
       th->task->timer_slack_ns = p_.client_timer_slack_ns;
       th->ep = &ck->add_epoll();
       for (int sock : th->flows) ck->epoll_ctl_add(*th->ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));

@@ -59,6 +59,8 @@ struct RpcServerParams {
   std::string server_cpus = "";
   bool pin_cpu = false;
   std::int64_t server_nice = 0;
+  std::string server_policy = "normal";  // chrt for the workers
+  std::int64_t server_rt_priority = 50;
   std::int64_t buffer_size = 65536;
   std::int64_t maxevents = 1000;
   std::int64_t epoll_timeout = -1;  // -1 blocks; 0: the worker's own busy loop on epoll_wait
@@ -72,6 +74,9 @@ struct RpcServerParams {
   std::int64_t rto_ns = 200000000;
   std::int64_t client_threads = 0;        // Linux client host: the load generator's threads (0: num_threads)
   std::string client_cpus = "";
+  std::int64_t client_nice = 0;
+  std::string client_policy = "normal";  // chrt for the load generator's threads
+  std::int64_t client_rt_priority = 50;
   std::int64_t client_user_ns = kClientUserNs;  // Linux client: user work per response
   std::int64_t client_timer_slack_ns = kDefaultTimerSlackNs;  // Linux client: prctl(PR_SET_TIMERSLACK)
   std::int64_t client_epoll_timeout = -1;  // Linux client: -1 blocks; 0: its own busy loop on epoll_wait
@@ -86,6 +91,10 @@ struct RpcServerParams {
     v("server_cpus", &RpcServerParams::server_cpus, "cpulist", "CPUs the workers may run on (\"\" = all CPUs)");
     v("pin_cpu", &RpcServerParams::pin_cpu, "", "Pin worker i to the i-th allowed CPU");
     v("server_nice", &RpcServerParams::server_nice, "", "Nice value of the workers", Range{-20, 19});
+    v("server_policy", &RpcServerParams::server_policy, "", "chrt for the workers: normal, batch, idle, fifo or rr",
+      chrt_policies());
+    v("server_rt_priority", &RpcServerParams::server_rt_priority, "", "chrt priority of the workers (fifo, rr)",
+      Range{1, 99});
     v("buffer_size", &RpcServerParams::buffer_size, "bytes", "Max bytes per send()/recv() call", Range{1, 1e9});
     v("maxevents", &RpcServerParams::maxevents, "events", "epoll_wait maxevents", Range{1, 1e6});
     v("epoll_timeout", &RpcServerParams::epoll_timeout, "ms",
@@ -114,6 +123,12 @@ struct RpcServerParams {
       Range{0, 4096});
     v("client_cpus", &RpcServerParams::client_cpus, "cpulist",
       "Linux client host: CPUs the load generator's threads may run on (\"\" = all CPUs)");
+    v("client_nice", &RpcServerParams::client_nice, "", "Linux client host: nice value of the load generator's threads",
+      Range{-20, 19});
+    v("client_policy", &RpcServerParams::client_policy, "",
+      "Linux client host: chrt for the load generator's threads: normal, batch, idle, fifo or rr", chrt_policies());
+    v("client_rt_priority", &RpcServerParams::client_rt_priority, "",
+      "Linux client host: chrt priority of the load generator's threads (fifo, rr)", Range{1, 99});
     v("client_user_ns", &RpcServerParams::client_user_ns, "ns",
       "Linux client host: user-space work per response (timestamps, histogram update, next request)",
       Range{0, 1e9});

@@ -31,7 +31,8 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
     c.host = host;
     // netserver's child for this connection (fork()ed: placed by the scheduler, started where
     // the parent accepted, spread here over the allowed CPUs).
-    Task& t = k.create_task("netserver/" + std::to_string(i), TaskKind::kUser, allowed);
+    Task& t = create_user_thread(k, "netserver/" + std::to_string(i), allowed, p_.server_policy, p_.server_rt_priority,
+                                 p_.server_nice);
     t.body = netserver_child(t, s.id);
     k.start_task(t, cpus[static_cast<std::size_t>(i) % cpus.size()]);
     Kernel* ck = paths_[static_cast<std::size_t>(host)].kernel;
@@ -40,7 +41,8 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
     // over the allowed CPUs, as the children above).
     c.csock = clients_.add_socket(host, s.id, tuple);
     const CpuMask mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
-    Task& ct = ck->create_task("netperf/" + std::to_string(i), TaskKind::kUser, mask);
+    Task& ct = create_user_thread(*ck, "netperf/" + std::to_string(i), mask, p_.client_policy, p_.client_rt_priority,
+                                  p_.client_nice);
     ct.body = netperf(ct, s.id);
     const int cpu = static_cast<int>(i % ck->nr_cpus());
     ck->start_task(ct, mask.test(cpu) ? cpu : mask.first());

@@ -29,12 +29,18 @@ struct SuperNetperfParams {
   std::int64_t request_size = 1;      // -r req,
   std::int64_t response_size = 1;     //        resp
   std::string netserver_cpus = "";    // CPUs the netserver children may run on ("" = all)
+  std::int64_t server_nice = 0;
+  std::string server_policy = "normal";  // chrt for the netserver children
+  std::int64_t server_rt_priority = 50;
   std::int64_t client_tx_ns = 3000;   // idealised client: send() to wire
   std::int64_t client_rx_ns = 3000;   // idealised client: wire to recv() return
   std::int64_t rto_ns = 200000000;    // TCP_RTO_MIN
   std::int64_t server_user_ns = 200;  // netserver's user-space work per transaction
   std::int64_t client_user_ns = kClientUserNs;  // Linux client: netperf's per transaction
   std::string client_cpus = "";       // taskset for the netperf processes (Linux client host)
+  std::int64_t client_nice = 0;
+  std::string client_policy = "normal";  // chrt for the netperf processes
+  std::int64_t client_rt_priority = 50;
 
   template <class V>
   static void fields(V& v) {
@@ -43,6 +49,11 @@ struct SuperNetperfParams {
     v("request_size", &SuperNetperfParams::request_size, "bytes", "netperf -r: request size", Range{1, 1e9});
     v("response_size", &SuperNetperfParams::response_size, "bytes", "netperf -r: response size", Range{1, 1e9});
     v("netserver_cpus", &SuperNetperfParams::netserver_cpus, "cpulist", "CPUs netserver's children may run on");
+    v("server_nice", &SuperNetperfParams::server_nice, "", "Nice value of netserver's children", Range{-20, 19});
+    v("server_policy", &SuperNetperfParams::server_policy, "",
+      "chrt for netserver's children: normal, batch, idle, fifo or rr", chrt_policies());
+    v("server_rt_priority", &SuperNetperfParams::server_rt_priority, "",
+      "chrt priority of netserver's children (fifo, rr)", Range{1, 99});
     v("client_tx_ns", &SuperNetperfParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
     v("client_rx_ns", &SuperNetperfParams::client_rx_ns, "ns", "Idealised client: wire to recv() return",
       Range{0, 1e9});
@@ -54,6 +65,12 @@ struct SuperNetperfParams {
       "Linux client: netperf's user-space work per transaction (two timestamps, the -j histogram)", Range{0, 1e9});
     v("client_cpus", &SuperNetperfParams::client_cpus, "cpulist",
       "CPUs the netperf processes may run on, on each Linux client host (\"\" = all CPUs)");
+    v("client_nice", &SuperNetperfParams::client_nice, "", "Linux client host: nice value of the netperf processes",
+      Range{-20, 19});
+    v("client_policy", &SuperNetperfParams::client_policy, "",
+      "Linux client host: chrt for the netperf processes: normal, batch, idle, fifo or rr", chrt_policies());
+    v("client_rt_priority", &SuperNetperfParams::client_rt_priority, "",
+      "Linux client host: chrt priority of the netperf processes (fifo, rr)", Range{1, 99});
   }
   bool operator==(const SuperNetperfParams&) const = default;
 };

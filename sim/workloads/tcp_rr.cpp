@@ -23,9 +23,8 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       m = CpuMask(n);
       m.set(cpus[static_cast<std::size_t>(i) % cpus.size()]);
     }
-    const SchedPolicy policy = sched_policy_named(p_.server_policy);
-    Task& t = k.create_task("tcp_rr/" + std::to_string(i), TaskKind::kUser, m, policy, static_cast<int>(p_.server_nice),
-                            is_rt_policy(policy) ? static_cast<int>(p_.server_rt_priority) : 0);
+    Task& t = create_user_thread(k, "tcp_rr/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
+                                 p_.server_nice);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = server_thread(t, ep);
@@ -67,10 +66,8 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
                             host_flows.begin() + static_cast<std::ptrdiff_t>(first + nflows));
       first += nflows;
-      const SchedPolicy policy = sched_policy_named(p_.client_policy);
-      Task& t = ck->create_task("neper-client/" + std::to_string(i), TaskKind::kUser, client_mask, policy,
-                                static_cast<int>(p_.client_nice),
-                                is_rt_policy(policy) ? static_cast<int>(p_.client_rt_priority) : 0);
+      Task& t = create_user_thread(*ck, "neper-client/" + std::to_string(i), client_mask, p_.client_policy,
+                                   p_.client_rt_priority, p_.client_nice);
       Epoll& ep = ck->add_epoll();
       for (int sock : mine) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
       t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));

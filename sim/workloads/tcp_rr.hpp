@@ -89,12 +89,12 @@ struct TcpRrParams {
       "CPUs the client threads may run on, on each Linux client host (\"\" = all CPUs)");
     v("client_nice", &TcpRrParams::client_nice, "", "Nice value of the client threads", Range{-20, 19});
     v("server_policy", &TcpRrParams::server_policy, "",
-      "chrt for the server threads: normal (SCHED_OTHER), batch, idle, fifo or rr", Choices{"normal", "batch", "idle", "fifo", "rr"});
+      "chrt for the server threads: normal (SCHED_OTHER), batch, idle, fifo or rr", chrt_policies());
     v("server_rt_priority", &TcpRrParams::server_rt_priority, "", "chrt priority of the server threads (fifo, rr)",
       Range{1, 99});
     v("client_policy", &TcpRrParams::client_policy, "",
       "chrt for the client threads on each Linux client host: normal, batch, idle, fifo or rr",
-      Choices{"normal", "batch", "idle", "fifo", "rr"});
+      chrt_policies());
     v("client_rt_priority", &TcpRrParams::client_rt_priority, "", "chrt priority of the client threads (fifo, rr)",
       Range{1, 99});
     v("flow_steering", &TcpRrParams::flow_steering, "",

@@ -49,6 +49,13 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   return lat;
 }
 
+Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,
+                         std::int64_t rt_priority, std::int64_t nice) {
+  const SchedPolicy p = sched_policy_named(policy);
+  return k.create_task(name, TaskKind::kUser, mask, p, static_cast<int>(nice),
+                       is_rt_policy(p) ? static_cast<int>(rt_priority) : 0);
+}
+
 namespace {
 
 /// A workload whose parameters are the struct P and whose resolved parameters are P's fields.

@@ -79,6 +79,13 @@ inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t t
 /// ns on a 2020s server core.
 constexpr std::int64_t kClientUserNs = 200;
 
+/// A user thread of the workload, with what chrt and nice give it before it runs
+/// (sched_setscheduler(), setpriority()): `policy` by name (normal, batch, idle, fifo, rr; the
+/// Choices of every workload's *_policy parameter), `rt_priority` for fifo and rr, `nice`.
+Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,
+                         std::int64_t rt_priority, std::int64_t nice);
+inline Choices chrt_policies() { return Choices{"normal", "batch", "idle", "fifo", "rr"}; }
+
 /// neper's flows_in_thread() (thread.c): thread `tid` of `threads` owns this many of `flows`, in
 /// a contiguous block after the blocks of the threads before it.
 inline std::size_t flows_in_thread(std::size_t flows, std::size_t threads, std::size_t tid) {

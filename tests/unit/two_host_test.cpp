@@ -3,6 +3,7 @@
 // (thread.c flows_in_thread), and the client host's CPU, IRQs and NAPI polls are reported beside
 // the server's.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -187,6 +188,48 @@ TEST(TwoHostTest, ChrtOfTheServerAndClientThreads) {
   EXPECT_EQ(server, 4);
   EXPECT_EQ(client, 4);
   EXPECT_GT(sim.result(Json::object())["summary"]["transactions"].get<std::int64_t>(), 0);
+}
+
+// Every workload with a Linux client takes chrt and nice for its threads on both hosts: each user
+// thread of the server kernel gets the server_* settings, each of the client kernel the client_*.
+TEST(TwoHostTest, EveryWorkloadTakesChrtAndNiceOnBothHosts) {
+  const std::vector<std::pair<std::string, Json>> loads = {
+      {"tcp_rr", {{"num_flows", 8}, {"num_threads", 2}}},
+      {"app", {{"num_flows", 8}, {"num_threads", 2}, {"client_threads", 2}}},
+      {"mutilate", {{"qps", 20000}, {"threads", 2}, {"connections", 2}, {"server_threads", 2}}},
+      {"super_netperf", {{"num_instances", 4}}}};
+  for (const auto& [type, params] : loads) {
+    Json doc = default_scenario();
+    doc["warmup_s"] = 0.002;
+    doc["duration_s"] = 0.004;
+    doc["workload"] = {{"type", type}, {"params", params}};
+    Json& p = doc["workload"]["params"];
+    p["server_policy"] = "fifo";
+    p["server_rt_priority"] = 10;
+    p["server_nice"] = -5;
+    p["client_policy"] = "batch";
+    p["client_nice"] = 7;
+    const Scenario s = parse_scenario(doc);
+    Simulation sim(s, Simulation::standalone_paths(s));
+    sim.run_standalone();
+    int server = 0, client = 0;
+    for (const auto& t : sim.kernel().tasks()) {
+      if (t->kind != TaskKind::kUser) continue;
+      ++server;
+      EXPECT_EQ(t->se.policy, SchedPolicy::kFifo) << type << " " << t->name;
+      EXPECT_EQ(t->se.rt_priority, 10) << type << " " << t->name;
+      EXPECT_EQ(t->se.nice, -5) << type << " " << t->name;
+    }
+    for (const auto& t : sim.client_kernel(0)->tasks()) {
+      if (t->kind != TaskKind::kUser) continue;
+      ++client;
+      EXPECT_EQ(t->se.policy, SchedPolicy::kBatch) << type << " " << t->name;
+      EXPECT_EQ(t->se.nice, 7) << type << " " << t->name;
+    }
+    EXPECT_GT(server, 0) << type;
+    EXPECT_GT(client, 0) << type;
+    EXPECT_GT(sim.result(Json::object())["summary"]["transactions"].get<std::int64_t>(), 0) << type;
+  }
 }
 
 TEST(TwoHostTest, IdealisedClientHasNoClientHost) {
