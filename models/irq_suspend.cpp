@@ -37,7 +37,8 @@ class IrqSuspend : public RxModel {
   explicit IrqSuspend(const IrqSuspendParams& p) : p_(p) {}
   void attach(Kernel& k, const std::vector<int>& nics) override {
     for (int i : nics)
-      for (auto& ch : k.nics()[static_cast<std::size_t>(i)]->channels) ch->napi.irq_suspend_timeout = p_.irq_suspend_timeout_ns;
+      for (auto& ch : k.nics()[static_cast<std::size_t>(i)]->channels)
+        ch->napi.irq_suspend_timeout = p_.irq_suspend_timeout_ns;
     EpollParams& e = k.epoll_defaults();
     e.prefer_busy_poll = true;  // suspension only works with prefer_busy_poll
     e.busy_poll_usecs = p_.busy_poll_usecs;

@@ -21,8 +21,7 @@ struct NapiIrqParams {
 
   template <class V>
   static void fields(V& v) {
-    v("ksoftirqd_nice", &NapiIrqParams::ksoftirqd_nice, "", "Nice value of every ksoftirqd/N thread",
-      Range{-20, 19});
+    v("ksoftirqd_nice", &NapiIrqParams::ksoftirqd_nice, "", "Nice value of every ksoftirqd/N thread", Range{-20, 19});
   }
   bool operator==(const NapiIrqParams&) const = default;
 };
@@ -39,7 +38,8 @@ class NapiIrq : public RxModel {
         ch->napi.state &= ~napi_state::kThreaded;
         ch->napi.hook = nullptr;
       }
-    for (int c = 0; c < k.nr_cpus(); ++c) k.set_task_nice(*k.cpu(c).ksoftirqd, static_cast<int>(p_.ksoftirqd_nice));
+    for (int c = 0; c < k.nr_cpus(); ++c)
+      k.set_task_nice(*k.cpu(c).ksoftirqd, static_cast<int>(p_.ksoftirqd_nice));
   }
 
  private:

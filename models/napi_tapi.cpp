@@ -39,10 +39,10 @@ namespace napisim {
 namespace {
 
 struct NapiTapiParams {
-  std::int64_t threads = 4;     // pollers in the pool
-  std::int64_t nice = 0;        // "I'm not modifying niceness"
-  std::string cpumask = "";     // CPUs the pollers may run on ("" = all)
-  bool thr_poll = false;        // keep polling a NAPI while polls find packets
+  std::int64_t threads = 4;  // pollers in the pool
+  std::int64_t nice = 0;     // "I'm not modifying niceness"
+  std::string cpumask = "";  // CPUs the pollers may run on ("" = all)
+  bool thr_poll = false;     // keep polling a NAPI while polls find packets
 
   template <class V>
   static void fields(V& v) {

@@ -27,11 +27,11 @@ namespace napisim {
 namespace {
 
 struct NapiThreadedParams {
-  std::int64_t nice = 0;           // kthreads start at nice 0 (kernel/kthread.c)
-  std::string policy = "normal";   // chrt: SCHED_NORMAL or SCHED_FIFO
-  std::int64_t rt_priority = 50;   // chrt -f PRIO (sched_set_fifo() uses MAX_RT_PRIO / 2)
-  std::string cpumask = "";        // taskset -c of every napi/<dev>-<id> thread ("" = all CPUs)
-  bool pin_to_irq_cpu = false;     // napi.rst: pin each thread to the CPU that services its IRQ
+  std::int64_t nice = 0;          // kthreads start at nice 0 (kernel/kthread.c)
+  std::string policy = "normal";  // chrt: SCHED_NORMAL or SCHED_FIFO
+  std::int64_t rt_priority = 50;  // chrt -f PRIO (sched_set_fifo() uses MAX_RT_PRIO / 2)
+  std::string cpumask = "";       // taskset -c of every napi/<dev>-<id> thread ("" = all CPUs)
+  bool pin_to_irq_cpu = false;    // napi.rst: pin each thread to the CPU that services its IRQ
 
   template <class V>
   static void fields(V& v) {

@@ -43,11 +43,11 @@ namespace napisim {
 namespace {
 
 struct NapiWorkqueueParams {
-  std::int64_t nice = -20;               // HIGHPRI_NICE_LEVEL = MIN_NICE (WQ_HIGHPRI)
-  std::string cpumask = "";              // /sys/devices/virtual/workqueue/napi_workq/cpumask
-  std::int64_t max_active = 0;           // 0 = WQ_UNBOUND_MAX_ACTIVE = max(512, 4 * nr_cpus)
-  bool numa = true;                      // wq_numa: one worker pool per NUMA node
-  std::int64_t create_worker_ns = 30000; // create_worker(): kthread creation [INFER]
+  std::int64_t nice = -20;                // HIGHPRI_NICE_LEVEL = MIN_NICE (WQ_HIGHPRI)
+  std::string cpumask = "";               // /sys/devices/virtual/workqueue/napi_workq/cpumask
+  std::int64_t max_active = 0;            // 0 = WQ_UNBOUND_MAX_ACTIVE = max(512, 4 * nr_cpus)
+  bool numa = true;                       // wq_numa: one worker pool per NUMA node
+  std::int64_t create_worker_ns = 30000;  // create_worker(): kthread creation [INFER]
 
   template <class V>
   static void fields(V& v) {
@@ -132,21 +132,21 @@ class NapiWorkqueue : public RxModel, public NapiScheduleHook {
     std::vector<Worker*> idle_list;  // back = list head (worker_enter_idle() list_add)
     std::vector<Worker*> workers;
     int nr_active = 0;
-    bool manager_active = false;     // POOL_MANAGER_ACTIVE
+    bool manager_active = false;  // POOL_MANAGER_ACTIVE
     int next_worker_id = 0;
   };
   struct Worker {
     Task* task = nullptr;
     Pool* pool = nullptr;
-    Napi* current = nullptr;         // current_work
-    std::deque<Napi*> scheduled;     // worker->scheduled (collisions)
+    Napi* current = nullptr;      // current_work
+    std::deque<Napi*> scheduled;  // worker->scheduled (collisions)
     bool idle = false;
     WaitQueue wq;
     std::uint64_t items = 0, polls = 0;
   };
   struct WorkState {
-    bool pending = false;            // WORK_STRUCT_PENDING
-    Pool* pool = nullptr;            // pool of the last queueing
+    bool pending = false;  // WORK_STRUCT_PENDING
+    Pool* pool = nullptr;  // pool of the last queueing
   };
 
   int new_pool(const CpuMask& m) {
@@ -274,15 +274,15 @@ class NapiWorkqueue : public RxModel, public NapiScheduleHook {
   Proc<void> worker_thread(Task& t, Worker& w) {
     Pool& pool = *w.pool;
     for (;;) {
-      leave_idle(w);  // woke_up:
-      for (;;) {      // recheck:
+      leave_idle(w);                       // woke_up:
+      for (;;) {                           // recheck:
         if (pool.worklist.empty()) break;  // !need_more_worker()
         if (pool.idle_list.empty() && !pool.manager_active) {
           // !may_start_working() -> manage_workers() -> maybe_create_worker()
           pool.manager_active = true;
           co_await k_->exec(k_->task_ctx(t, CpuClass::kKthread), p_.create_worker_ns);
           Worker& nw = create_worker(pool);
-          enter_idle(nw);                   // start_worker()
+          enter_idle(nw);  // start_worker()
           k_->try_to_wake_up(*nw.task, t.cpu);
           pool.manager_active = false;
           continue;

@@ -16,9 +16,9 @@ namespace napisim {
 namespace {
 
 struct RpsRfsParams {
-  std::string rps_cpus = "";                 // "" = all CPUs
+  std::string rps_cpus = "";  // "" = all CPUs
   std::int64_t rps_sock_flow_entries = 32768;
-  std::int64_t rps_flow_cnt = 0;             // 0 = rps_sock_flow_entries / queues
+  std::int64_t rps_flow_cnt = 0;  // 0 = rps_sock_flow_entries / queues
   bool idle_sibling = false;
   bool lo = false;
 
@@ -44,22 +44,25 @@ class RpsRfs : public RxModel {
     const CpuMask mask = rps_cpus(k);
     RpsState& st = k.enable_rps();
     std::vector<int> cpus;
-    for (int c = mask.first(); c >= 0; c = mask.next(c)) cpus.push_back(c);
+    for (int c = mask.first(); c >= 0; c = mask.next(c))
+      cpus.push_back(c);
     st.rfs = p_.rps_sock_flow_entries > 0;
     st.idle_sibling = p_.idle_sibling;
     if (p_.lo) {
       st.lo_map = cpus;
       const std::int64_t cnt = p_.rps_flow_cnt ? p_.rps_flow_cnt : std::max<std::int64_t>(1, p_.rps_sock_flow_entries);
       std::int64_t pow2 = 1;
-      while (pow2 < cnt) pow2 <<= 1;
+      while (pow2 < cnt)
+        pow2 <<= 1;
       if (st.rfs) st.lo_flow_table.assign(static_cast<std::size_t>(pow2), RpsState::DevFlow{});
     }
     for (int ni : nics) {
       Nic& nic = *k.nics()[static_cast<std::size_t>(ni)];
-      std::int64_t cnt = p_.rps_flow_cnt ? p_.rps_flow_cnt
-                                         : std::max<std::int64_t>(1, p_.rps_sock_flow_entries / nic.params.queues);
+      std::int64_t cnt =
+          p_.rps_flow_cnt ? p_.rps_flow_cnt : std::max<std::int64_t>(1, p_.rps_sock_flow_entries / nic.params.queues);
       std::int64_t pow2 = 1;
-      while (pow2 < cnt) pow2 <<= 1;  // roundup_pow_of_two, as store_rps_dev_flow_table_cnt does
+      while (pow2 < cnt)
+        pow2 <<= 1;  // roundup_pow_of_two, as store_rps_dev_flow_table_cnt does
       for (auto& ch : nic.channels) {
         const std::size_t idx = static_cast<std::size_t>(ni) * 1024 + static_cast<std::size_t>(ch->id);
         if (st.map.size() <= idx) st.map.resize(idx + 1);

@@ -57,7 +57,8 @@ class ThreadedBusyPoll : public RxModel {
 
  private:
   static Proc<void> loop(Kernel& k, Task& t, Napi& n) {
-    while (!(n.state & napi_state::kSchedThreaded)) co_await k.sleep_on(t, n.thread_wq);
+    while (!(n.state & napi_state::kSchedThreaded))
+      co_await k.sleep_on(t, n.thread_wq);
     n.state |= napi_state::kInBusyPoll;  // napi_complete_done() now returns false: IRQ stays masked
     for (;;) {
       k.local_bh_disable(t);
@@ -74,7 +75,8 @@ class ThreadedBusyPoll : public RxModel {
     std::vector<int> cpus;
     if (p_.cpus.empty()) return cpus;
     const CpuMask m = CpuMask::parse(p_.cpus, k.nr_cpus(), path_ + "/cpus");
-    for (int c = m.first(); c >= 0; c = m.next(c)) cpus.push_back(c);
+    for (int c = m.first(); c >= 0; c = m.next(c))
+      cpus.push_back(c);
     return cpus;
   }
   ThreadedBusyPollParams p_;

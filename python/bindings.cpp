@@ -17,9 +17,10 @@
 #include "sim/model/model.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
-#include "sim/workloads/workload.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
+#include "sim/workloads/workload.hpp"
+
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
 
 namespace py = pybind11;
@@ -93,7 +94,8 @@ std::string describe(const std::string& name) {
 
 std::vector<std::pair<std::string, std::string>> list_workloads() {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const napisim::WorkloadInfo& w : napisim::builtin_workloads().list()) out.emplace_back(w.name, w.summary);
+  for (const napisim::WorkloadInfo& w : napisim::builtin_workloads().list())
+    out.emplace_back(w.name, w.summary);
   return out;
 }
 

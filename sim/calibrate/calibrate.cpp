@@ -40,8 +40,8 @@ struct Target {
   std::string metric;
   double measured = 0;
   double weight = 1;
-  bool fit = true;                 // false: predicted only (reported, not fitted)
-  bool relative = false;           // measured is a relative change vs `baseline`
+  bool fit = true;        // false: predicted only (reported, not fitted)
+  bool relative = false;  // measured is a relative change vs `baseline`
   RunSpec baseline;
 };
 
@@ -67,10 +67,12 @@ struct Targets {
 void check_keys(const Json& obj, const std::string& ptr, std::initializer_list<const char*> allowed) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
-    for (const char* a : allowed) ok = ok || it.key() == a;
+    for (const char* a : allowed)
+      ok = ok || it.key() == a;
     if (!ok) {
       std::string list;
-      for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+      for (const char* a : allowed)
+        list += std::string(list.empty() ? "" : ", ") + a;
       throw ConfigError(json_pointer_append(ptr, it.key()), "unknown key; expected one of " + list);
     }
   }
@@ -97,7 +99,8 @@ std::string string_at(const Json& v, const std::string& ptr) {
 std::vector<std::string> parse_overrides(const Json& v, const std::string& ptr) {
   std::vector<std::string> out;
   if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) out.push_back(it.key() + "=" + it.value().dump());
+    for (auto it = v.begin(); it != v.end(); ++it)
+      out.push_back(it.key() + "=" + it.value().dump());
   } else if (v.is_array()) {
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string s = string_at(v[i], json_pointer_append(ptr, i));
@@ -106,8 +109,8 @@ std::vector<std::string> parse_overrides(const Json& v, const std::string& ptr) 
       out.push_back(s);
     }
   } else {
-    throw ConfigError(ptr, "expected an object {path: value} or an array of \"path=value\", got " +
-                               describe_json_value(v));
+    throw ConfigError(ptr,
+                      "expected an object {path: value} or an array of \"path=value\", got " + describe_json_value(v));
   }
   return out;
 }
@@ -124,8 +127,9 @@ RunSpec parse_run(const Json& t, const std::string& ptr, const fs::path& dir) {
 Targets parse_targets(const std::string& file) {
   const Json doc = load_json_file(file);
   if (!doc.is_object()) throw ConfigError("/", "expected a targets object, got " + describe_json_value(doc));
-  check_keys(doc, "", {"description", "seeds", "sets", "params", "targets", "prior_weight", "max_iterations",
-                       "max_evaluations", "fd_step", "output"});
+  check_keys(doc, "",
+             {"description", "seeds", "sets", "params", "targets", "prior_weight", "max_iterations", "max_evaluations",
+              "fd_step", "output"});
   Targets t;
   t.file = file;
   const fs::path dir = fs::absolute(file).parent_path();
@@ -144,7 +148,8 @@ Targets parse_targets(const std::string& file) {
     if (t.prior_weight < 0) throw ConfigError("/prior_weight", "expected >= 0");
   }
   if (auto it = doc.find("max_iterations"); it != doc.end()) {
-    if (!it->is_number_integer() || it->get<int>() < 0) throw ConfigError("/max_iterations", "expected an integer >= 0");
+    if (!it->is_number_integer() || it->get<int>() < 0)
+      throw ConfigError("/max_iterations", "expected an integer >= 0");
     t.max_iterations = it->get<int>();
   }
   if (auto it = doc.find("max_evaluations"); it != doc.end()) {
@@ -169,7 +174,8 @@ Targets parse_targets(const std::string& file) {
     const std::string p = json_pointer_append("/params", it.key());
     if (!defaults.contains(it.key())) {
       std::string names;
-      for (auto d = defaults.begin(); d != defaults.end(); ++d) names += (names.empty() ? "" : ", ") + d.key();
+      for (auto d = defaults.begin(); d != defaults.end(); ++d)
+        names += (names.empty() ? "" : ", ") + d.key();
       throw ConfigError(p, "unknown cost parameter; expected one of " + names);
     }
     if (!it.value().is_object()) throw ConfigError(p, "expected {\"min\": .., \"max\": ..}");
@@ -177,7 +183,8 @@ Targets parse_targets(const std::string& file) {
     ParamSpec s;
     s.name = it.key();
     s.integral = defaults[it.key()].is_number_integer();
-    s.start = it.value().contains("start") ? number(it.value()["start"], p + "/start") : defaults[it.key()].get<double>();
+    s.start =
+        it.value().contains("start") ? number(it.value()["start"], p + "/start") : defaults[it.key()].get<double>();
     s.lo = number(need(it.value(), p, "min"), p + "/min");
     s.hi = number(need(it.value(), p, "max"), p + "/max");
     if (!(s.lo > 0)) throw ConfigError(p + "/min", "expected > 0 (the fit is in log space)");
@@ -235,8 +242,7 @@ std::vector<std::string> cost_sets(const std::vector<ParamSpec>& ps, const Eigen
   std::vector<std::string> out;
   for (std::size_t j = 0; j < ps.size(); ++j) {
     const double v = p[static_cast<Eigen::Index>(j)];
-    out.push_back("costs." + ps[j].name + "=" +
-                  (ps[j].integral ? std::to_string(std::llround(v)) : format_number(v)));
+    out.push_back("costs." + ps[j].name + "=" + (ps[j].integral ? std::to_string(std::llround(v)) : format_number(v)));
   }
   return out;
 }
@@ -244,10 +250,13 @@ std::vector<std::string> cost_sets(const std::vector<ParamSpec>& ps, const Eigen
 class Evaluator {
  public:
   Evaluator(const Targets& t, std::vector<std::string> extra_sets, Runner& runner)
-      : t_(t), extra_(std::move(extra_sets)), runner_(runner) {}
+      : t_(t)
+      , extra_(std::move(extra_sets))
+      , runner_(runner) {}
 
   /// Simulated value of each target (mean and CI over seeds) for each parameter vector.
-  std::vector<std::vector<Eval>> evaluate(const std::vector<Eigen::VectorXd>& ps, const std::vector<std::size_t>& which) {
+  std::vector<std::vector<Eval>> evaluate(const std::vector<Eigen::VectorXd>& ps,
+                                          const std::vector<std::size_t>& which) {
     std::vector<Job> jobs;
     auto job = [&](const RunSpec& r, const Eigen::VectorXd& p, std::int64_t seed, std::string origin) {
       Job j;
@@ -303,7 +312,8 @@ class Evaluator {
     double v = 0;
     if (!summary_metric(summary, tg.metric, &v)) {
       std::string keys;
-      for (auto it = summary.begin(); it != summary.end(); ++it) keys += (keys.empty() ? "" : ", ") + it.key();
+      for (auto it = summary.begin(); it != summary.end(); ++it)
+        keys += (keys.empty() ? "" : ", ") + it.key();
       throw ConfigError("/targets/" + std::to_string(i) + "/metric",
                         "no numeric summary value \"" + tg.metric + "\"; summary keys: " + keys);
     }
@@ -323,7 +333,8 @@ std::string fmt(double v) {
 
 void print_points(const Targets& t, const std::vector<Eval>& sim, const Evaluator& ev, const char* title) {
   std::printf("\n%s\n", title);
-  std::printf("  %-38s %-20s %12s %22s %9s %6s\n", "point", "metric", "measured", "simulated (95% CI)", "error", "weight");
+  std::printf("  %-38s %-20s %12s %22s %9s %6s\n", "point", "metric", "measured", "simulated (95% CI)", "error",
+              "weight");
   for (std::size_t i = 0; i < t.targets.size(); ++i) {
     const Target& tg = t.targets[i];
     const std::string simtxt = fmt(sim[i].mean) + (sim[i].ci95 > 0 ? " +- " + fmt(sim[i].ci95) : "");
@@ -348,9 +359,16 @@ Json points_json(const Targets& t, const std::vector<Eval>& sim, const Evaluator
   Json a = Json::array();
   for (std::size_t i = 0; i < t.targets.size(); ++i) {
     const Target& tg = t.targets[i];
-    a.push_back({{"name", tg.name}, {"scenario", tg.run.scenario}, {"metric", tg.metric}, {"relative", tg.relative},
-                 {"measured", tg.measured}, {"simulated", sim[i].mean}, {"ci95", sim[i].ci95}, {"weight", tg.weight},
-                 {"fit", tg.fit}, {"residual", ev.residual(i, sim[i].mean)}});
+    a.push_back({{"name", tg.name},
+                 {"scenario", tg.run.scenario},
+                 {"metric", tg.metric},
+                 {"relative", tg.relative},
+                 {"measured", tg.measured},
+                 {"simulated", sim[i].mean},
+                 {"ci95", sim[i].ci95},
+                 {"weight", tg.weight},
+                 {"fit", tg.fit},
+                 {"residual", ev.residual(i, sim[i].mean)}});
   }
   return a;
 }
@@ -359,9 +377,12 @@ Json points_json(const Targets& t, const std::vector<Eval>& sim, const Evaluator
 
 bool summary_metric(const Json& summary, const std::string& metric, double* out) {
   std::string path = metric;
-  if (path.rfind("latency_p", 0) == 0) path = "latency_ns." + path.substr(8);
-  else if (path == "cpu_us_per_op") path = "cpu.cpu_us_per_op";
-  else if (path == "cpu_busy_pct") path = "cpu.busy_pct";
+  if (path.rfind("latency_p", 0) == 0)
+    path = "latency_ns." + path.substr(8);
+  else if (path == "cpu_us_per_op")
+    path = "cpu.cpu_us_per_op";
+  else if (path == "cpu_busy_pct")
+    path = "cpu.busy_pct";
   // Walk the path, matching the longest key first so "latency_ns.p99.9" finds key "p99.9".
   const Json* cur = &summary;
   std::string rest = path;
@@ -407,7 +428,8 @@ Json run_calibration(const CalibrateOptions& opt) {
   std::fflush(stdout);
 
   Eigen::VectorXd p0(static_cast<Eigen::Index>(t.params.size()));
-  for (std::size_t j = 0; j < t.params.size(); ++j) p0[static_cast<Eigen::Index>(j)] = t.params[j].start;
+  for (std::size_t j = 0; j < t.params.size(); ++j)
+    p0[static_cast<Eigen::Index>(j)] = t.params[j].start;
   const std::vector<Eval> sim0 = ev.evaluate({p0}, all)[0];
   print_points(t, sim0, ev, "Starting parameters (documented defaults):");
   const double cost0 = weighted_cost(t, sim0, ev, true), pred0 = weighted_cost(t, sim0, ev, false);
@@ -430,13 +452,15 @@ Json run_calibration(const CalibrateOptions& opt) {
   if (fitted.empty()) throw ConfigError("/targets", "no point to fit (every point has fit false or weight 0)");
 
   std::vector<FitParam> fps;
-  for (const ParamSpec& s : t.params) fps.push_back({s.name, s.start, s.lo, s.hi});
+  for (const ParamSpec& s : t.params)
+    fps.push_back({s.name, s.start, s.lo, s.hi});
   const BatchResiduals batch = [&](const std::vector<Eigen::VectorXd>& ps) {
     const auto sims = ev.evaluate(ps, fitted);
     std::vector<Eigen::VectorXd> rs;
     for (const auto& row : sims) {
       Eigen::VectorXd r(static_cast<Eigen::Index>(fitted.size()));
-      for (std::size_t k = 0; k < fitted.size(); ++k) r[static_cast<Eigen::Index>(k)] = ev.residual(fitted[k], row[k].mean);
+      for (std::size_t k = 0; k < fitted.size(); ++k)
+        r[static_cast<Eigen::Index>(k)] = ev.residual(fitted[k], row[k].mean);
       rs.push_back(r);
     }
     return rs;
@@ -465,7 +489,10 @@ Json run_calibration(const CalibrateOptions& opt) {
     const double v = t.params[j].integral ? static_cast<double>(std::llround(fr.params[J])) : fr.params[J];
     std::printf("  %-18s %10s %10s %10s %10s\n", t.params[j].name.c_str(), fmt(fr.start[J]).c_str(), fmt(v).c_str(),
                 fmt(t.params[j].lo).c_str(), fmt(t.params[j].hi).c_str());
-    params.push_back({{"name", t.params[j].name}, {"start", fr.start[J]}, {"fitted", v}, {"min", t.params[j].lo},
+    params.push_back({{"name", t.params[j].name},
+                      {"start", fr.start[J]},
+                      {"fitted", v},
+                      {"min", t.params[j].lo},
                       {"max", t.params[j].hi}});
     if (t.params[j].integral)
       fragment["costs"][t.params[j].name] = std::llround(fr.params[J]);
@@ -473,7 +500,8 @@ Json run_calibration(const CalibrateOptions& opt) {
       fragment["costs"][t.params[j].name] = v;
   }
   std::printf("\nSensitivities d residual / d log parameter at the solution:\n  %-38s", "point");
-  for (const ParamSpec& s : t.params) std::printf(" %14.14s", s.name.c_str());
+  for (const ParamSpec& s : t.params)
+    std::printf(" %14.14s", s.name.c_str());
   std::printf("\n");
   Json jac = Json::array();
   for (std::size_t k = 0; k < fitted.size(); ++k) {

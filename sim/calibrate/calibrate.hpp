@@ -16,14 +16,14 @@ namespace napisim::calibrate {
 
 struct CalibrateOptions {
   std::string targets_file;
-  int jobs = 0;                   // parallel simulations; 0 = number of CPUs
-  bool dry_run = false;           // only print the residuals of the starting parameters
-  std::string out;                // includable parameter file ("" = the targets file's "output")
-  std::string report;             // full report JSON ("" = out with .report.json)
-  int max_iterations = -1;        // -1 = the targets file's value
-  std::vector<std::string> sets;  // extra --set applied to every run (after the targets file's)
+  int jobs = 0;                     // parallel simulations; 0 = number of CPUs
+  bool dry_run = false;             // only print the residuals of the starting parameters
+  std::string out;                  // includable parameter file ("" = the targets file's "output")
+  std::string report;               // full report JSON ("" = out with .report.json)
+  int max_iterations = -1;          // -1 = the targets file's value
+  std::vector<std::string> sets;    // extra --set applied to every run (after the targets file's)
   std::vector<std::int64_t> seeds;  // empty = the targets file's
-  std::string exe;                // the napisim binary to run ("" = this process's executable)
+  std::string exe;                  // the napisim binary to run ("" = this process's executable)
 };
 
 /// Runs the calibration (or dry run); prints tables on stdout and returns the report document.

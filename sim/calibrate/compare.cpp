@@ -16,10 +16,10 @@ namespace napisim::calibrate {
 namespace {
 
 struct Metric {
-  const char* key;    // summary_metric() path
-  const char* name;   // as printed
+  const char* key;   // summary_metric() path
+  const char* name;  // as printed
   const char* unit;
-  double scale;       // printed value = summary value * scale
+  double scale;  // printed value = summary value * scale
 };
 
 // What every workload's summary has (throughput in its tool's unit: transactions/s, requests/s or
@@ -40,13 +40,18 @@ constexpr Metric kMetrics[] = {
 std::string num(double v) {
   char b[32];
   const double a = std::fabs(v);
-  if (a >= 1e6) std::snprintf(b, sizeof b, "%.4gM", v / 1e6);
-  else if (a >= 1e4) std::snprintf(b, sizeof b, "%.4gK", v / 1e3);
-  else std::snprintf(b, sizeof b, "%.4g", v);
+  if (a >= 1e6)
+    std::snprintf(b, sizeof b, "%.4gM", v / 1e6);
+  else if (a >= 1e4)
+    std::snprintf(b, sizeof b, "%.4gK", v / 1e3);
+  else
+    std::snprintf(b, sizeof b, "%.4g", v);
   return b;
 }
 
-std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
 
 }  // namespace
 
@@ -123,22 +128,27 @@ std::string format_compare(const Json& doc) {
   const auto& names = doc["scenarios"];
   const auto& seeds = doc["seeds"];
   std::string seed_list;
-  for (const auto& s : seeds) seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s.get<std::int64_t>());
-  std::string out = "napisim: " + std::to_string(names.size()) + (names.size() == 1 ? " scenario x " : " scenarios x ") +
-                    std::to_string(seeds.size()) + " seeds (" + seed_list + "); mean +- 95% CI over seeds" +
+  for (const auto& s : seeds)
+    seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s.get<std::int64_t>());
+  std::string out = "napisim: " + std::to_string(names.size()) +
+                    (names.size() == 1 ? " scenario x " : " scenarios x ") + std::to_string(seeds.size()) + " seeds (" +
+                    seed_list + "); mean +- 95% CI over seeds" +
                     (names.size() > 1 ? "; change: paired per seed against the first (the same seed's arrivals and "
                                         "cost draws), called when its interval excludes 0"
                                       : "") +
                     "\n\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"metric", "unit"};
-  for (const auto& n : names) head.push_back(n.get<std::string>());
-  for (std::size_t i = 1; i < names.size(); ++i) head.push_back("change " + std::to_string(i) + " vs 0");
+  for (const auto& n : names)
+    head.push_back(n.get<std::string>());
+  for (std::size_t i = 1; i < names.size(); ++i)
+    head.push_back("change " + std::to_string(i) + " vs 0");
   rows.push_back(head);
   for (const auto& m : doc["metrics"]) {
     std::vector<std::string> r = {m["name"].get<std::string>(), m["unit"].get<std::string>()};
     const auto& sc = m["scenarios"];
-    for (const auto& c : sc) r.push_back(num(c["mean"].get<double>()) + " +- " + num(c["ci95"].get<double>()));
+    for (const auto& c : sc)
+      r.push_back(num(c["mean"].get<double>()) + " +- " + num(c["ci95"].get<double>()));
     for (std::size_t i = 1; i < sc.size(); ++i) {
       const auto& ch = sc[i]["change"];
       char b[96];
@@ -150,10 +160,12 @@ std::string format_compare(const Json& doc) {
   }
   std::vector<std::size_t> w(head.size(), 0);
   for (const auto& r : rows)
-    for (std::size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());
+    for (std::size_t k = 0; k < r.size(); ++k)
+      w[k] = std::max(w[k], r[k].size());
   for (const auto& r : rows) {
     std::string line;
-    for (std::size_t k = 0; k < r.size(); ++k) line += (k ? "  " : "") + pad(r[k], k + 1 < r.size() ? w[k] : 0);
+    for (std::size_t k = 0; k < r.size(); ++k)
+      line += (k ? "  " : "") + pad(r[k], k + 1 < r.size() ? w[k] : 0);
     out += line + "\n";
   }
   out += "\n";

@@ -2,18 +2,20 @@
 // MINPACK's lmder algorithm (More 1978) as ported in unsupported/Eigen/src/LevenbergMarquardt.
 #include "sim/calibrate/fit.hpp"
 
-#include <unsupported/Eigen/LevenbergMarquardt>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
 
+#include <unsupported/Eigen/LevenbergMarquardt>
+
 namespace napisim::calibrate {
 
 namespace {
 
-double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
+double sigmoid(double z) {
+  return 1.0 / (1.0 + std::exp(-z));
+}
 
 struct Transform {
   Eigen::VectorXd ulo, uhi;  // log bounds
@@ -28,7 +30,8 @@ struct Transform {
   }
   Eigen::VectorXd to_params(const Eigen::VectorXd& z) const {
     Eigen::VectorXd p(z.size());
-    for (Eigen::Index j = 0; j < z.size(); ++j) p[j] = std::exp(ulo[j] + (uhi[j] - ulo[j]) * sigmoid(z[j]));
+    for (Eigen::Index j = 0; j < z.size(); ++j)
+      p[j] = std::exp(ulo[j] + (uhi[j] - ulo[j]) * sigmoid(z[j]));
     return p;
   }
   Eigen::VectorXd to_z(const Eigen::VectorXd& p) const {
@@ -57,8 +60,12 @@ struct Functor : Eigen::DenseFunctor<double> {
   std::map<std::vector<double>, Eigen::VectorXd> memo;
 
   Functor(int n, int m, const Transform& t, const BatchResiduals& b, const FitOptions& o, Eigen::VectorXd u0)
-      : Eigen::DenseFunctor<double>(n, m + (o.prior_weight > 0 ? n : 0)), tr(t), batch(b), opt(o),
-        u_start(std::move(u0)), m_data(m) {}
+      : Eigen::DenseFunctor<double>(n, m + (o.prior_weight > 0 ? n : 0))
+      , tr(t)
+      , batch(b)
+      , opt(o)
+      , u_start(std::move(u0))
+      , m_data(m) {}
 
   static std::vector<double> key(const Eigen::VectorXd& z) { return {z.data(), z.data() + z.size()}; }
 
@@ -89,7 +96,8 @@ struct Functor : Eigen::DenseFunctor<double> {
       }
     }
     std::vector<Eigen::VectorXd> out;
-    for (const auto& z : zs) out.push_back(full(z, memo.at(key(z))));
+    for (const auto& z : zs)
+      out.push_back(full(z, memo.at(key(z))));
     return out;
   }
 
@@ -108,7 +116,8 @@ struct Functor : Eigen::DenseFunctor<double> {
     const int before = evaluations;
     const std::vector<Eigen::VectorXd> fs = eval(zs);
     jac.resize(values(), inputs());
-    for (Eigen::Index j = 0; j < z.size(); ++j) jac.col(j) = (fs[static_cast<std::size_t>(j) + 1] - fs[0]) / (zs[static_cast<std::size_t>(j) + 1][j] - z[j]);
+    for (Eigen::Index j = 0; j < z.size(); ++j)
+      jac.col(j) = (fs[static_cast<std::size_t>(j) + 1] - fs[0]) / (zs[static_cast<std::size_t>(j) + 1][j] - z[j]);
     return evaluations - before;  // >0: LM counts them as function evaluations
   }
 };
@@ -116,15 +125,26 @@ struct Functor : Eigen::DenseFunctor<double> {
 const char* status_name(Eigen::LevenbergMarquardtSpace::Status s) {
   using namespace Eigen::LevenbergMarquardtSpace;
   switch (s) {
-    case RelativeReductionTooSmall: return "converged (relative reduction of the residual below ftol)";
-    case RelativeErrorTooSmall: return "converged (relative parameter change below xtol)";
-    case RelativeErrorAndReductionTooSmall: return "converged (xtol and ftol)";
-    case CosinusTooSmall: return "converged (gradient orthogonal to residuals)";
-    case TooManyFunctionEvaluation: return "stopped: evaluation limit";
-    case FtolTooSmall: case XtolTooSmall: case GtolTooSmall: return "stopped: tolerance too small";
-    case ImproperInputParameters: return "stopped: improper input";
-    case UserAsked: return "stopped by user";
-    default: return "running";
+    case RelativeReductionTooSmall:
+      return "converged (relative reduction of the residual below ftol)";
+    case RelativeErrorTooSmall:
+      return "converged (relative parameter change below xtol)";
+    case RelativeErrorAndReductionTooSmall:
+      return "converged (xtol and ftol)";
+    case CosinusTooSmall:
+      return "converged (gradient orthogonal to residuals)";
+    case TooManyFunctionEvaluation:
+      return "stopped: evaluation limit";
+    case FtolTooSmall:
+    case XtolTooSmall:
+    case GtolTooSmall:
+      return "stopped: tolerance too small";
+    case ImproperInputParameters:
+      return "stopped: improper input";
+    case UserAsked:
+      return "stopped by user";
+    default:
+      return "running";
   }
 }
 
@@ -143,7 +163,8 @@ Eigen::MatrixXd log_jacobian(const Eigen::VectorXd& p, const BatchResiduals& res
   const Eigen::VectorXd r0 = r_at_p ? *r_at_p : rs[0];
   const std::size_t off = r_at_p ? 0 : 1;
   Eigen::MatrixXd jac(r0.size(), p.size());
-  for (Eigen::Index j = 0; j < p.size(); ++j) jac.col(j) = (rs[static_cast<std::size_t>(j) + off] - r0) / step;
+  for (Eigen::Index j = 0; j < p.size(); ++j)
+    jac.col(j) = (rs[static_cast<std::size_t>(j) + off] - r0) / step;
   return jac;
 }
 
@@ -153,7 +174,9 @@ FitResult fit_bounded_log(const std::vector<FitParam>& params, int m, const Batc
   if (n == 0) throw std::invalid_argument("fit: no parameters to fit");
   const Transform tr(params);
   Eigen::VectorXd p0(n);
-  for (int j = 0; j < n; ++j) p0[j] = std::clamp(params[static_cast<std::size_t>(j)].start, params[static_cast<std::size_t>(j)].lo, params[static_cast<std::size_t>(j)].hi);
+  for (int j = 0; j < n; ++j)
+    p0[j] = std::clamp(params[static_cast<std::size_t>(j)].start, params[static_cast<std::size_t>(j)].lo,
+                       params[static_cast<std::size_t>(j)].hi);
   Eigen::VectorXd z = tr.to_z(p0);
   p0 = tr.to_params(z);  // the start actually used (just inside the bounds)
   Functor f(n, m, tr, residuals, opt, p0.array().log().matrix());

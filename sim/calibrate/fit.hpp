@@ -10,11 +10,11 @@
 // parameters near their documented defaults (ridge regression in log space).
 #pragma once
 
-#include <Eigen/Dense>
-
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <Eigen/Dense>
 
 namespace napisim::calibrate {
 

@@ -1,14 +1,8 @@
 // napisim: child simulations (see runner.hpp).
 #include "sim/calibrate/runner.hpp"
 
-#include <cmath>
-
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -19,6 +13,11 @@
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/params/json_util.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -67,8 +66,10 @@ std::vector<const Json*> Runner::run(const std::vector<Job>& jobs) {
     if (pid < 0) throw std::runtime_error("calibrate: waitpid failed");
     if (interrupt::g_signal) {  // SIGINT/SIGTERM: stop the children, then unwind (temporary files)
       running.erase(pid);
-      for (auto& [p, _] : running) kill(p, interrupt::g_signal);
-      for (std::size_t k = 0; k < running.size(); ++k) waitpid(-1, nullptr, 0);
+      for (auto& [p, _] : running)
+        kill(p, interrupt::g_signal);
+      for (std::size_t k = 0; k < running.size(); ++k)
+        waitpid(-1, nullptr, 0);
       interrupt::throw_if_signalled();
     }
     auto it = running.find(pid);
@@ -78,12 +79,14 @@ std::vector<const Json*> Runner::run(const std::vector<Job>& jobs) {
     const fs::path out = tmp_ / (std::to_string(slot) + ".out"), err = tmp_ / (std::to_string(slot) + ".err");
     const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (rc != 0) {
-      for (auto& [p, _] : running) kill(p, SIGTERM);
-      for (std::size_t k = 0; k < running.size(); ++k) waitpid(-1, nullptr, 0);
+      for (auto& [p, _] : running)
+        kill(p, SIGTERM);
+      for (std::size_t k = 0; k < running.size(); ++k)
+        waitpid(-1, nullptr, 0);
       std::string e = read_file(err);
       if (e.size() > 2000) e = e.substr(e.size() - 2000);
-      const std::string what = "simulation failed (exit " + std::to_string(rc) + ") for " + job->scenario +
-                               " seed " + std::to_string(job->seed) + ": " + e;
+      const std::string what = "simulation failed (exit " + std::to_string(rc) + ") for " + job->scenario + " seed " +
+                               std::to_string(job->seed) + ": " + e;
       if (rc == 2) throw ConfigError(job->origin, what);
       throw std::runtime_error(what);
     }
@@ -94,7 +97,8 @@ std::vector<const Json*> Runner::run(const std::vector<Job>& jobs) {
     fs::remove(err);
   }
   std::vector<const Json*> res;
-  for (const Job& j : jobs) res.push_back(&done_.at(j.key()));
+  for (const Job& j : jobs)
+    res.push_back(&done_.at(j.key()));
   return res;
 }
 
@@ -105,7 +109,8 @@ pid_t Runner::spawn(const Job& job, int slot) {
     args.push_back(s);
   }
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   const std::string out = (tmp_ / (std::to_string(slot) + ".out")).string();
   const std::string err = (tmp_ / (std::to_string(slot) + ".err")).string();
@@ -129,11 +134,13 @@ double t975(std::size_t n) {
 MeanCi mean_ci95(const std::vector<double>& xs) {
   MeanCi s;
   if (xs.empty()) return s;
-  for (double x : xs) s.mean += x;
+  for (double x : xs)
+    s.mean += x;
   s.mean /= static_cast<double>(xs.size());
   if (xs.size() > 1) {
     double ss = 0;
-    for (double x : xs) ss += (x - s.mean) * (x - s.mean);
+    for (double x : xs)
+      ss += (x - s.mean) * (x - s.mean);
     s.ci95 = t975(xs.size()) * std::sqrt(ss / static_cast<double>(xs.size() - 1)) /
              std::sqrt(static_cast<double>(xs.size()));
   }

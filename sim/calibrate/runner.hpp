@@ -3,8 +3,6 @@
 // posix_spawn, its stdout and stderr in temporary files, at most `jobs` at once.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include "sim/core/json.hpp"
+
+#include <sys/types.h>
 
 namespace napisim::calibrate {
 
@@ -23,7 +23,8 @@ struct Job {
   std::string origin;  // who asked for it, for errors ("/targets/3", "compare: A"); not in key()
   std::string key() const {
     std::string k = scenario + "\n" + std::to_string(seed);
-    for (const auto& s : sets) k += "\n" + s;
+    for (const auto& s : sets)
+      k += "\n" + s;
     return k;
   }
 };

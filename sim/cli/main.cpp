@@ -1,9 +1,6 @@
 // napisim command line: run | validate | compare | schema | list-models | list-workloads | list-scenarios |
 // describe | calibrate | trace-gen.
 // Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error, 128 + signal (SIGINT, SIGTERM).
-#include <CLI/CLI.hpp>
-#include <unistd.h>
-
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include <CLI/CLI.hpp>
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/calibrate/compare.hpp"
@@ -24,21 +23,23 @@
 #include "sim/simgrid/run.hpp"
 #include "sim/workloads/trace.hpp"
 #include "sim/workloads/workload.hpp"
+
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
+#include <unistd.h>
 
 namespace {
 
 using napisim::Json;
 
-constexpr const char* kFormats[] = {"text", "neper", "json", "csv", "netperf-legacy", "netperf-omni-csv",
-                                    "netperf-omni-keyval", "mutilate"};
+constexpr const char* kFormats[] = {
+    "text", "neper", "json", "csv", "netperf-legacy", "netperf-omni-csv", "netperf-omni-keyval", "mutilate"};
 
 void check_format(const std::string& format) {
   for (const char* f : kFormats)
     if (format == f) return;
   throw napisim::ConfigError("--format", "unknown format \"" + format +
-                                            "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv, "
-                                            "netperf-omni-keyval or mutilate");
+                                             "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv, "
+                                             "netperf-omni-keyval or mutilate");
 }
 
 std::string format_result(const Json& r, const std::string& format) {
@@ -72,22 +73,25 @@ std::int64_t parse_seed(const std::string& text, const std::string& option) {
 std::vector<std::int64_t> parse_seeds(const std::string& text) {
   std::vector<std::int64_t> seeds;
   std::stringstream ss(text);
-  for (std::string tok; std::getline(ss, tok, ',');) seeds.push_back(parse_seed(tok, "--seeds"));
+  for (std::string tok; std::getline(ss, tok, ',');)
+    seeds.push_back(parse_seed(tok, "--seeds"));
   return seeds;
 }
 
 // -j of run --seeds, calibrate and compare: 0 means one simulation per CPU.
 void check_jobs(int jobs) {
   if (jobs < 0)
-    throw napisim::ConfigError("-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " +
-                                         std::to_string(jobs));
+    throw napisim::ConfigError(
+        "-j", "expected a number of parallel simulations >= 0 (0: one per CPU), got " + std::to_string(jobs));
 }
 
 // run --seeds and compare: one paired comparison, printed as a table or as JSON.
 int print_compare(const napisim::calibrate::CompareOptions& o, const std::string& format) {
   const napisim::Json doc = napisim::calibrate::run_compare(o);
-  if (format == "json") std::cout << doc.dump(2) << "\n";
-  else std::cout << napisim::calibrate::format_compare(doc);
+  if (format == "json")
+    std::cout << doc.dump(2) << "\n";
+  else
+    std::cout << napisim::calibrate::format_compare(doc);
   return 0;
 }
 
@@ -162,8 +166,11 @@ int main(int argc, char** argv) {
   std::string seed;  // checked by parse_seed(), which says what it expected
 
   auto* run = app.add_subcommand("run", "Run a scenario (default: the embedded quickstart scenario)");
-  run->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios; default: the embedded quickstart)");
-  run->add_option("--set", sets, "Override a value: path=value (a JSON pointer such as /nics/0/queues, or a dotted path such as nics[0].queues); repeatable");
+  run->add_option("file", file,
+                  "Scenario JSON file or name (napisim list-scenarios; default: the embedded quickstart)");
+  run->add_option("--set", sets,
+                  "Override a value: path=value (a JSON pointer such as /nics/0/queues, or a dotted path such as "
+                  "nics[0].queues); repeatable");
   auto* seed_opt = run->add_option("--seed", seed, "Random seed, an integer >= 0 (overrides the scenario's)");
   std::string run_seeds;
   int run_jobs = 0;
@@ -274,9 +281,11 @@ int main(int argc, char** argv) {
       if (!gen_out.empty()) check_output_file(gen_out, "--out");
       const bool inline_json = gen_spec.find('{') != std::string::npos;
       const std::string csv = napisim::generate_trace_csv(inline_json ? napisim::parse_json_text(gen_spec, "spec")
-                                                                       : napisim::load_json_file(gen_spec));
-      if (gen_out.empty()) std::fwrite(csv.data(), 1, csv.size(), stdout);
-      else write_output(gen_out, csv, "--out");
+                                                                      : napisim::load_json_file(gen_spec));
+      if (gen_out.empty())
+        std::fwrite(csv.data(), 1, csv.size(), stdout);
+      else
+        write_output(gen_out, csv, "--out");
       return 0;
     }
     if (app.got_subcommand("schema")) {
@@ -284,11 +293,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (app.got_subcommand("list-scenarios")) {
-      for (const std::string& n : napisim::list_scenarios()) std::printf("%s\n", n.c_str());
+      for (const std::string& n : napisim::list_scenarios())
+        std::printf("%s\n", n.c_str());
       return 0;
     }
     if (app.got_subcommand("list-models")) {
-      for (const auto& m : napisim::builtin_models().list()) std::printf("%-20s %s\n", m.name.c_str(), m.summary.c_str());
+      for (const auto& m : napisim::builtin_models().list())
+        std::printf("%-20s %s\n", m.name.c_str(), m.summary.c_str());
       return 0;
     }
     if (app.got_subcommand("list-workloads")) {
@@ -304,8 +315,10 @@ int main(int argc, char** argv) {
       }
       if (!napisim::builtin_models().find(model)) {
         std::string valid;
-        for (const auto& m : napisim::builtin_models().list()) valid += (valid.empty() ? "" : ", ") + m.name;
-        for (const auto& w : napisim::builtin_workloads().list()) valid += ", " + w.name;
+        for (const auto& m : napisim::builtin_models().list())
+          valid += (valid.empty() ? "" : ", ") + m.name;
+        for (const auto& w : napisim::builtin_workloads().list())
+          valid += ", " + w.name;
         throw napisim::ConfigError("describe", "unknown model or workload \"" + model + "\"; expected one of " + valid);
       }
       const auto& m = napisim::builtin_models().get(model, "model");

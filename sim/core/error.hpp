@@ -34,7 +34,7 @@ class ConfigError : public std::invalid_argument {
 
 }  // namespace napisim
 
-#define NAPISIM_ASSERT(cond, msg)                                     \
-  do {                                                                \
+#define NAPISIM_ASSERT(cond, msg)                                        \
+  do {                                                                   \
     if (!(cond)) ::napisim::assert_fail(#cond, __FILE__, __LINE__, msg); \
   } while (0)

@@ -108,7 +108,8 @@ class EventQueue {
 
   /// Drops stale (cancelled) events from the top so next_time() is exact.
   void skip_stale() {
-    while (make_current() && entry_stale(current_.top())) pop_entry();
+    while (make_current() && entry_stale(current_.top()))
+      pop_entry();
   }
 
   static bool is_stale(const Event& ev) { return ev.gen_ptr != nullptr && *ev.gen_ptr != ev.gen; }
@@ -210,7 +211,8 @@ class EventQueue {
    private:
     static constexpr std::size_t kSorted = 16;
     [[gnu::noinline]] void spill(const Entry& e) {
-      for (std::size_t i = 0; i < n_; ++i) heap_.push(sorted_[i]);
+      for (std::size_t i = 0; i < n_; ++i)
+        heap_.push(sorted_[i]);
       n_ = 0;
       heap_.push(e);
     }
@@ -301,7 +303,8 @@ class EventQueue {
       }
       clear_slot(slot);
     }
-    while (!far_.empty() && (far_.top().time >> kBucketShift) == b) current_.push(far_.pop());
+    while (!far_.empty() && (far_.top().time >> kBucketShift) == b)
+      current_.push(far_.pop());
   }
 
   /// The hot path's pop: the earliest entry, if its time is <= horizon. A ring bucket that holds a
@@ -368,7 +371,7 @@ class EventQueue {
 
   CurrentBucket current_;
   std::int64_t current_bucket_ = 0;
-  std::array<std::uint32_t, kBuckets> head_;     // each slot's list, through next_
+  std::array<std::uint32_t, kBuckets> head_;      // each slot's list, through next_
   std::array<std::uint64_t, kWords> occupied_{};  // slots with a non-empty list
   std::vector<Entry> pool_;                       // the ring's entries
   std::vector<std::uint32_t> next_;               // list links; also the free list's
@@ -421,8 +424,8 @@ inline Event EventQueue::resolve(const Entry& e) {
   return Event{e.time, e.order, reinterpret_cast<EventSink*>(e.target), e.arg, nullptr, kind, 0};
 }
 
-inline bool EventQueue::pop_due(Nanos horizon, Nanos* time, std::uint64_t* order, EventSink** sink,
-                                std::uint32_t* kind, std::uint64_t* arg) {
+inline bool EventQueue::pop_due(Nanos horizon, Nanos* time, std::uint64_t* order, EventSink** sink, std::uint32_t* kind,
+                                std::uint64_t* arg) {
   Entry e;
   while (take_due(horizon, &e)) {
     if (e.target & 1) {

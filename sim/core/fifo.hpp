@@ -15,7 +15,8 @@ class Fifo {
  public:
   explicit Fifo(std::size_t capacity = 16) {
     std::size_t c = 1;
-    while (c < capacity) c <<= 1;
+    while (c < capacity)
+      c <<= 1;
     buf_.resize(c);
     mask_ = c - 1;
   }
@@ -41,7 +42,8 @@ class Fifo {
  private:
   void grow() {
     std::vector<T> n(buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) n[i] = std::move((*this)[i]);
+    for (std::size_t i = 0; i < size_; ++i)
+      n[i] = std::move((*this)[i]);
     buf_ = std::move(n);
     mask_ = buf_.size() - 1;
     head_ = 0;

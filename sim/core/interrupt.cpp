@@ -1,16 +1,18 @@
 #include "sim/core/interrupt.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
+
+#include <unistd.h>
 
 namespace napisim::interrupt {
 
 volatile std::sig_atomic_t g_signal = 0;
 
 namespace {
-extern "C" void record(int sig) { g_signal = sig; }
+extern "C" void record(int sig) {
+  g_signal = sig;
+}
 }  // namespace
 
 void install() {

@@ -19,7 +19,8 @@ NormalZiggurat::NormalZiggurat() {
     x[k + 1] = std::sqrt(-2.0 * std::log(kArea / x[k] + std::exp(-0.5 * x[k] * x[k])));
   }
   x[kLayers] = 0.0;
-  for (std::size_t k = 0; k <= kLayers; ++k) f[k] = std::exp(-0.5 * x[k] * x[k]);
+  for (std::size_t k = 0; k <= kLayers; ++k)
+    f[k] = std::exp(-0.5 * x[k] * x[k]);
 }
 
 const NormalZiggurat kNormalZiggurat;
@@ -83,8 +84,7 @@ std::vector<std::string_view> allowed_keys(Distribution::Kind kind) {
 std::string quoted_list(const auto& names) {
   std::string out;
   for (const auto& n : names) {
-    if (!out.empty())
-      out += ", ";
+    if (!out.empty()) out += ", ";
     out += '"';
     out += n;
     out += '"';
@@ -94,23 +94,17 @@ std::string quoted_list(const auto& names) {
 
 // Shortest round-trip text of a double; JSON has no spelling for NaN/inf, so name them.
 std::string fmt_num(double x) {
-  if (std::isnan(x))
-    return "nan";
-  if (std::isinf(x))
-    return x > 0 ? "inf" : "-inf";
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   return Json(x).dump();
 }
 
 // What a JSON value is, for the "got ..." half of a message.
 std::string describe(const Json& j) {
-  if (j.is_number_float())
-    return fmt_num(j.get<double>());
-  if (j.is_number())
-    return j.dump();
-  if (j.is_string())
-    return "string " + j.dump();
-  if (j.is_boolean())
-    return "boolean " + j.dump();
+  if (j.is_number_float()) return fmt_num(j.get<double>());
+  if (j.is_number()) return j.dump();
+  if (j.is_string()) return "string " + j.dump();
+  if (j.is_boolean()) return "boolean " + j.dump();
   return j.type_name();  // null, array, object
 }
 
@@ -144,20 +138,17 @@ std::string range_text(Range r) {
 }
 
 double check_number(const Json& j, const std::string& path, Range r) {
-  if (!j.is_number())
-    throw ConfigError(path, "expected " + range_text(r) + ", got " + describe(j));
+  if (!j.is_number()) throw ConfigError(path, "expected " + range_text(r) + ", got " + describe(j));
   const double x = j.get<double>();
   const bool ok = std::isfinite(x) && (r == Range::kFinite || (r == Range::kNonNegative ? x >= 0.0 : x > 0.0));
-  if (!ok)
-    throw ConfigError(path, "expected " + range_text(r) + ", got " + fmt_num(x));
+  if (!ok) throw ConfigError(path, "expected " + range_text(r) + ", got " + fmt_num(x));
   return x;
 }
 
 double required_number(const Json& obj, std::string_view key, const std::string& path, Range r) {
   const std::string p = path + "/" + pointer_token(key);
   const auto it = obj.find(std::string(key));
-  if (it == obj.end())
-    throw ConfigError(p, "expected " + range_text(r) + ", got nothing (required key missing)");
+  if (it == obj.end()) throw ConfigError(p, "expected " + range_text(r) + ", got nothing (required key missing)");
   return check_number(*it, p, r);
 }
 
@@ -181,16 +172,14 @@ double std_normal_pdf(double x) {
 
 EmpiricalCdf::EmpiricalCdf(const std::vector<Point>& points, const std::string& where) {
   const std::string path = where == "/" ? "" : where;  // "/" and "" both mean the document itself
-  if (points.empty())
-    throw ConfigError(path, "expected at least one [value, cumulative_probability] point, got none");
+  if (points.empty()) throw ConfigError(path, "expected at least one [value, cumulative_probability] point, got none");
   values_.reserve(points.size());
   probs_.reserve(points.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string at = path + "/" + std::to_string(i);
     const double v = points[i].value;
     const double p = points[i].cum_prob;
-    if (!std::isfinite(v))
-      throw ConfigError(at + "/0", "expected finite number, got " + fmt_num(v));
+    if (!std::isfinite(v)) throw ConfigError(at + "/0", "expected finite number, got " + fmt_num(v));
     if (!(p >= 0.0 && p <= 1.0)) {
       throw ConfigError(at + "/1", "expected cumulative probability in [0, 1], got " + fmt_num(p));
     }
@@ -382,8 +371,7 @@ double Distribution::mean() const {
       return a_;
     case Kind::kNormal: {
       // E[max(L, X)], X ~ N(m, s): L Phi(z) + m (1 - Phi(z)) + s phi(z), z = (L - m) / s.
-      if (b_ == 0.0)
-        return std::max(c_, a_);
+      if (b_ == 0.0) return std::max(c_, a_);
       const double z = (c_ - a_) / b_;
       const double cdf = std_normal_cdf(z);
       return c_ * cdf + a_ * (1.0 - cdf) + b_ * std_normal_pdf(z);

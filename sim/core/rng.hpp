@@ -65,10 +65,10 @@ constexpr std::uint64_t fnv1a64(std::string_view s) {
 /// whose part beyond x[1] = r is the tail. Built once at startup from r and the area (rng.cpp).
 struct NormalZiggurat {
   static constexpr int kLayers = 256;
-  static constexpr double kR = 3.6541528853610088;    // x[1], the tail's start
-  static constexpr double kArea = 0.00492867323399;   // each layer's area (V)
-  std::array<double, kLayers + 1> x{};  // layer widths, decreasing; x[0] = V / f(r), x[256] = 0
-  std::array<double, kLayers + 1> f{};  // f(x[i])
+  static constexpr double kR = 3.6541528853610088;   // x[1], the tail's start
+  static constexpr double kArea = 0.00492867323399;  // each layer's area (V)
+  std::array<double, kLayers + 1> x{};               // layer widths, decreasing; x[0] = V / f(r), x[256] = 0
+  std::array<double, kLayers + 1> f{};               // f(x[i])
   NormalZiggurat();
 };
 extern const NormalZiggurat kNormalZiggurat;
@@ -76,7 +76,7 @@ extern const NormalZiggurat kNormalZiggurat;
 /// xoshiro256** 1.0 (Blackman & Vigna, https://prng.di.unimi.it/xoshiro256starstar.c), a small fast
 /// engine with 256 bits of state. Obtain one from RngRoot::stream(); never share one between entities.
 class Rng {
-public:
+ public:
   using State = std::array<std::uint64_t, 4>;
 
   /// Reference seeding: the four state words are the first four splitmix64 outputs from `seed`.
@@ -142,7 +142,7 @@ public:
   /// Pareto type I with scale xm > 0 and shape alpha > 0: P(X > x) = (xm / x)^alpha for x >= xm.
   double pareto(double xm, double alpha) { return xm * std::exp(-std::log1p(-uniform01()) / alpha); }
 
-private:
+ private:
   __extension__ using U128 = unsigned __int128;
 
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -180,7 +180,7 @@ private:
 /// 1 / kCells each) the exact quantile is computed. Every cell keeps exactly its probability, so
 /// the CDF is exact at the boundaries and off by a fraction of one cell (< 1e-3) in between.
 class LognormalQuantiles {
-public:
+ public:
   static constexpr int kCells = 1024;
   LognormalQuantiles(double mu, double sigma);
 
@@ -199,7 +199,7 @@ public:
   /// exp(mu + sigma * Phi^-1(u)), computed (setup and tails).
   double quantile(double u) const;
 
-private:
+ private:
   double mu_, sigma_;
   std::vector<double> q_;  // q_[k] = F^-1(k / kCells), k = 1 .. kCells - 1
 };
@@ -211,7 +211,7 @@ double normal_quantile(double p);
 /// Root of all streams of one run: stream seeds depend only on (seed, run, name).
 ///   root = mix64(seed), run_key = mix64(root ^ run), stream seed = mix64(run_key ^ fnv1a64(name)).
 class RngRoot {
-public:
+ public:
   RngRoot(std::uint64_t seed, std::uint64_t run) : seed_(seed), run_(run), run_key_(mix64(mix64(seed) ^ run)) {}
 
   /// The stream for entity `name`, e.g. "nic0/rxq3/arrivals". Const: creating or drawing from a stream
@@ -221,7 +221,7 @@ public:
   std::uint64_t seed() const { return seed_; }
   std::uint64_t run() const { return run_; }
 
-private:
+ private:
   std::uint64_t seed_;
   std::uint64_t run_;
   std::uint64_t run_key_;
@@ -235,7 +235,7 @@ private:
 /// probabilities lie in [0, 1] and the last one is 1 (within 1e-9). The CDF is linear between points;
 /// a first probability p0 > 0 is a point mass p0 at the first value. Sampling is inverse transform.
 class EmpiricalCdf {
-public:
+ public:
   struct Point {
     double value;
     double cum_prob;
@@ -250,8 +250,7 @@ public:
     const double u = rng.uniform01();
     const auto it = std::lower_bound(probs_.begin(), probs_.end(), u);  // first prob >= u; exists as u < 1
     const auto i = static_cast<std::size_t>(it - probs_.begin());
-    if (i == 0)
-      return values_[0];
+    if (i == 0) return values_[0];
     const double p0 = probs_[i - 1];
     const double v0 = values_[i - 1];
     return v0 + (values_[i] - v0) * ((u - p0) / (probs_[i] - p0));
@@ -260,7 +259,7 @@ public:
   double mean() const { return mean_; }
   std::vector<Point> points() const;
 
-private:
+ private:
   friend class Distribution;
   EmpiricalCdf() = default;  // empty placeholder inside non-empirical Distributions; never sampled
 
@@ -285,7 +284,7 @@ private:
 /// All parameters are finite and non-negative (scale, shape, exponential/lognormal mean: > 0), so
 /// every sample is finite and >= 0. Units are the caller's (the field name carries them).
 class Distribution {
-public:
+ public:
   enum class Kind { kConstant, kUniform, kExponential, kNormal, kLognormal, kPareto, kEmpirical };
 
   /// Constant 0.
@@ -335,7 +334,7 @@ public:
   /// Exact mean of what sample() returns (normal: of the clamped variable; pareto alpha <= 1: +inf).
   double mean() const;
 
-private:
+ private:
   Kind kind_ = Kind::kConstant;
   // Parameters as written in JSON: constant {value}, uniform {min, max}, exponential {mean},
   // normal {mean, stddev, min}, lognormal {mean, stddev}, pareto {scale, shape}.

@@ -16,15 +16,23 @@ inline constexpr Nanos kNsPerUs = 1000;
 inline constexpr Nanos kNsPerMs = 1000 * 1000;
 inline constexpr Nanos kNsPerSec = 1000 * 1000 * 1000;
 
-constexpr Nanos us(std::int64_t v) { return v * kNsPerUs; }
-constexpr Nanos ms(std::int64_t v) { return v * kNsPerMs; }
-constexpr Nanos sec(std::int64_t v) { return v * kNsPerSec; }
+constexpr Nanos us(std::int64_t v) {
+  return v * kNsPerUs;
+}
+constexpr Nanos ms(std::int64_t v) {
+  return v * kNsPerMs;
+}
+constexpr Nanos sec(std::int64_t v) {
+  return v * kNsPerSec;
+}
 
 /// Seconds (double) to nanoseconds, rounded to nearest: used for scenario durations given in s.
 constexpr Nanos from_seconds(double s) {
   const double ns = s * 1e9;
   return static_cast<Nanos>(ns < 0 ? ns - 0.5 : ns + 0.5);
 }
-constexpr double to_seconds(Nanos t) { return static_cast<double>(t) * 1e-9; }
+constexpr double to_seconds(Nanos t) {
+  return static_cast<double>(t) * 1e-9;
+}
 
 }  // namespace napisim

@@ -21,34 +21,46 @@ constexpr ProfileTable kTxCqe = {{{5, 128}, {8, 64}, {16, 32}, {32, 32}, {64, 32
 constexpr std::int64_t kUsecPerMsec = 1000;
 
 // DIV_ROUND_UP on the kernel's (64-bit) long arithmetic, stored into an int field.
-int div_round_up_to_int(std::int64_t n, std::int64_t d) { return static_cast<int>((n + d - 1) / d); }
+int div_round_up_to_int(std::int64_t n, std::int64_t d) {
+  return static_cast<int>((n + d - 1) / d);
+}
 
 }  // namespace
 
 std::string_view to_string(DimState s) {
   switch (s) {
-    case DimState::kStartMeasure: return "DIM_START_MEASURE";
-    case DimState::kMeasureInProgress: return "DIM_MEASURE_IN_PROGRESS";
-    case DimState::kApplyNewProfile: return "DIM_APPLY_NEW_PROFILE";
+    case DimState::kStartMeasure:
+      return "DIM_START_MEASURE";
+    case DimState::kMeasureInProgress:
+      return "DIM_MEASURE_IN_PROGRESS";
+    case DimState::kApplyNewProfile:
+      return "DIM_APPLY_NEW_PROFILE";
   }
   return "?";
 }
 
 std::string_view to_string(DimTuneState s) {
   switch (s) {
-    case DimTuneState::kParkingOnTop: return "DIM_PARKING_ON_TOP";
-    case DimTuneState::kParkingTired: return "DIM_PARKING_TIRED";
-    case DimTuneState::kGoingRight: return "DIM_GOING_RIGHT";
-    case DimTuneState::kGoingLeft: return "DIM_GOING_LEFT";
+    case DimTuneState::kParkingOnTop:
+      return "DIM_PARKING_ON_TOP";
+    case DimTuneState::kParkingTired:
+      return "DIM_PARKING_TIRED";
+    case DimTuneState::kGoingRight:
+      return "DIM_GOING_RIGHT";
+    case DimTuneState::kGoingLeft:
+      return "DIM_GOING_LEFT";
   }
   return "?";
 }
 
 std::string_view to_string(DimStatsCmp s) {
   switch (s) {
-    case DimStatsCmp::kWorse: return "DIM_STATS_WORSE";
-    case DimStatsCmp::kSame: return "DIM_STATS_SAME";
-    case DimStatsCmp::kBetter: return "DIM_STATS_BETTER";
+    case DimStatsCmp::kWorse:
+      return "DIM_STATS_WORSE";
+    case DimStatsCmp::kSame:
+      return "DIM_STATS_SAME";
+    case DimStatsCmp::kBetter:
+      return "DIM_STATS_BETTER";
   }
   return "?";
 }
@@ -115,9 +127,12 @@ NetDim::NetDim(DimCqMode mode, bool rx)
 bool NetDim::on_top() const {
   switch (tune_state_) {
     case DimTuneState::kParkingOnTop:
-    case DimTuneState::kParkingTired: return true;
-    case DimTuneState::kGoingRight: return steps_left_ > 1 && steps_right_ == 1;
-    case DimTuneState::kGoingLeft: return steps_right_ > 1 && steps_left_ == 1;
+    case DimTuneState::kParkingTired:
+      return true;
+    case DimTuneState::kGoingRight:
+      return steps_left_ > 1 && steps_right_ == 1;
+    case DimTuneState::kGoingLeft:
+      return steps_right_ > 1 && steps_left_ == 1;
   }
   return true;
 }
@@ -126,7 +141,8 @@ bool NetDim::on_top() const {
 void NetDim::turn() {
   switch (tune_state_) {
     case DimTuneState::kParkingOnTop:
-    case DimTuneState::kParkingTired: break;
+    case DimTuneState::kParkingTired:
+      break;
     case DimTuneState::kGoingRight:
       tune_state_ = DimTuneState::kGoingLeft;
       steps_left_ = 0;
@@ -158,7 +174,8 @@ DimStepResult NetDim::step() {
   if (tired_ == kNetDimNumProfiles * 2) return DimStepResult::kTooTired;
   switch (tune_state_) {
     case DimTuneState::kParkingOnTop:
-    case DimTuneState::kParkingTired: break;
+    case DimTuneState::kParkingTired:
+      break;
     case DimTuneState::kGoingRight:
       if (profile_ix_ == kNetDimNumProfiles - 1) return DimStepResult::kOnEdge;
       ++profile_ix_;
@@ -205,16 +222,20 @@ bool NetDim::decision(const DimStats& curr) {
         break;
       }
       switch (step()) {
-        case DimStepResult::kOnEdge: park_on_top(); break;
-        case DimStepResult::kTooTired: park_tired(); break;
-        case DimStepResult::kStepped: break;
+        case DimStepResult::kOnEdge:
+          park_on_top();
+          break;
+        case DimStepResult::kTooTired:
+          park_tired();
+          break;
+        case DimStepResult::kStepped:
+          break;
       }
       break;
   }
 
   // While parked on top, prev_stats stays the reference the parking was decided against.
-  if (prev_state != DimTuneState::kParkingOnTop || tune_state_ != DimTuneState::kParkingOnTop)
-    prev_stats_ = curr;
+  if (prev_state != DimTuneState::kParkingOnTop || tune_state_ != DimTuneState::kParkingOnTop) prev_stats_ = curr;
 
   return profile_ix_ != prev_ix;
 }

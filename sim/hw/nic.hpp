@@ -36,15 +36,15 @@ inline constexpr std::int64_t kWireOverheadBytes = 90;
 struct NicParams {
   std::string name = "eth0";
   std::int64_t numa_node = 0;
-  std::int64_t queues = 8;            // combined channels (ethtool -L combined)
-  std::int64_t ring_size = 1024;      // RX descriptors per queue (ethtool -G rx)
+  std::int64_t queues = 8;        // combined channels (ethtool -L combined)
+  std::int64_t ring_size = 1024;  // RX descriptors per queue (ethtool -G rx)
   double speed_gbps = 100.0;
-  std::int64_t rx_usecs = 8;          // ethtool -C rx-usecs (mlx5 default 8)
-  std::int64_t rx_frames = 128;       // ethtool -C rx-frames (mlx5 default 128)
-  std::int64_t tx_usecs = 16;         // ethtool -C tx-usecs
-  std::int64_t tx_frames = 32;        // ethtool -C tx-frames
-  bool adaptive_rx = false;           // ethtool -C adaptive-rx: lib/dim picks (usecs, frames)
-  std::string irq_affinity = "";      // cpulist; queue i -> i-th cpu of the list (wrapping); "" = the NIC node's cpus
+  std::int64_t rx_usecs = 8;      // ethtool -C rx-usecs (mlx5 default 8)
+  std::int64_t rx_frames = 128;   // ethtool -C rx-frames (mlx5 default 128)
+  std::int64_t tx_usecs = 16;     // ethtool -C tx-usecs
+  std::int64_t tx_frames = 32;    // ethtool -C tx-frames
+  bool adaptive_rx = false;       // ethtool -C adaptive-rx: lib/dim picks (usecs, frames)
+  std::string irq_affinity = "";  // cpulist; queue i -> i-th cpu of the list (wrapping); "" = the NIC node's cpus
   std::int64_t napi_defer_hard_irqs = 0;  // /sys/class/net/DEV/napi_defer_hard_irqs
   std::int64_t gro_flush_timeout_ns = 0;  // /sys/class/net/DEV/gro_flush_timeout
 
@@ -54,8 +54,7 @@ struct NicParams {
     v("numa_node", &NicParams::numa_node, "", "NUMA node the NIC is attached to", Range{0, 64});
     v("queues", &NicParams::queues, "queues", "Combined RX/TX channels, one MSI-X vector and one NAPI each",
       Range{1, 1024});
-    v("ring_size", &NicParams::ring_size, "descriptors", "RX ring size per queue; a full ring drops",
-      Range{1, 65536});
+    v("ring_size", &NicParams::ring_size, "descriptors", "RX ring size per queue; a full ring drops", Range{1, 65536});
     v("speed_gbps", &NicParams::speed_gbps, "Gb/s", "Port line rate", Range{0.001, 1e4});
     v("rx_usecs", &NicParams::rx_usecs, "us", "RX interrupt moderation delay (0 = interrupt per packet)",
       Range{0, 100000});
@@ -75,11 +74,11 @@ struct NicParams {
 
 /// One RX descriptor run: a train of `segs` segments of one flow.
 struct RxEntry {
-  std::int32_t sock = -1;       // server socket (flow) index
+  std::int32_t sock = -1;  // server socket (flow) index
   std::uint32_t segs = 1;
-  std::uint32_t bytes = 0;      // payload bytes of the whole train
-  bool ack_only = false;        // pure ACK(s), no payload
-  std::uint32_t polled = 0;     // segments already reaped by the driver
+  std::uint32_t bytes = 0;   // payload bytes of the whole train
+  bool ack_only = false;     // pure ACK(s), no payload
+  std::uint32_t polled = 0;  // segments already reaped by the driver
 };
 
 /// NUMA cost of touching a NIC's packet memory from `cpu`. The device's rings and page pool are
@@ -120,7 +119,7 @@ struct Channel {
   int id = 0;
   Nic* nic = nullptr;
   Fifo<RxEntry> ring{64};
-  std::int64_t ring_pkts = 0;     // descriptors in use
+  std::int64_t ring_pkts = 0;  // descriptors in use
   // Trains delivered to this queue and not yet in its ring, in arrival order. While the channel is
   // watched (Kernel::rx_watched: its CQ armed, or a busy poller spinning on its NAPI) each has its
   // arrival event queued; otherwise an arrival changes nothing anyone reads before the next poll
@@ -132,9 +131,9 @@ struct Channel {
   Fifo<Nanos> tx_done{64};        // wire-done times of transmitted packets not yet completed
   bool tx_event = false;          // a completion event is queued (only needed while the IRQ is armed)
   int irq_cpu = 0;
-  bool irq_armed = true;          // CQ armed: a completion may raise the interrupt
+  bool irq_armed = true;  // CQ armed: a completion may raise the interrupt
   Timer coal_timer;
-  std::int64_t coal_frames = 0;   // completions since the CQ was armed
+  std::int64_t coal_frames = 0;  // completions since the CQ was armed
   Napi napi;
   std::unique_ptr<NetDim> dim;
   int rx_usecs = 0, rx_frames = 1;  // current moderation (static or from DIM)
@@ -148,8 +147,8 @@ struct Nic {
   int index = 0;
   std::vector<std::unique_ptr<Channel>> channels;
   std::unique_ptr<Rss> rss;
-  Port tx_port;   // server -> wire
-  Port rx_port;   // wire -> server (the switch port feeding the NIC)
+  Port tx_port;          // server -> wire
+  Port rx_port;          // wire -> server (the switch port feeding the NIC)
   std::vector<int> xps;  // transmit queue per CPU (XPS: the queue whose IRQ the CPU takes)
 };
 

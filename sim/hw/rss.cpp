@@ -13,8 +13,8 @@ namespace napisim {
 // test, a shift and an OR of the next key bit.
 std::uint32_t toeplitz_hash(std::span<const std::uint8_t> key, std::span<const std::uint8_t> input) {
   NAPISIM_ASSERT(key.size() >= input.size() + 4, "RSS key shorter than input + 4 bytes");
-  std::uint32_t window = (std::uint32_t{key[0]} << 24) | (std::uint32_t{key[1]} << 16) |
-                         (std::uint32_t{key[2]} << 8) | std::uint32_t{key[3]};
+  std::uint32_t window = (std::uint32_t{key[0]} << 24) | (std::uint32_t{key[1]} << 16) | (std::uint32_t{key[2]} << 8) |
+                         std::uint32_t{key[3]};
   std::uint32_t result = 0;
   for (std::size_t i = 0; i < input.size(); ++i) {
     const std::uint8_t in = input[i];
@@ -40,13 +40,13 @@ std::uint32_t toeplitz_hash(std::span<const std::uint8_t> key, const FlowTuple& 
 }
 
 Rss::Rss(int nr_queues, std::size_t table_size, std::span<const std::uint8_t> key)
-    : nr_queues_(nr_queues), key_(key.begin(), key.end()) {
-  if (nr_queues < 1)
-    throw ConfigError("/nr_queues", "expected integer >= 1, got " + std::to_string(nr_queues));
+    : nr_queues_(nr_queues)
+    , key_(key.begin(), key.end()) {
+  if (nr_queues < 1) throw ConfigError("/nr_queues", "expected integer >= 1, got " + std::to_string(nr_queues));
   if (table_size < 1) throw ConfigError("/table_size", "expected integer >= 1, got 0");
   if (key.size() < kRssIpv4TcpInputLen + 4)
-    throw ConfigError("/key", "expected at least " + std::to_string(kRssIpv4TcpInputLen + 4) +
-                                  " bytes, got " + std::to_string(key.size()));
+    throw ConfigError("/key", "expected at least " + std::to_string(kRssIpv4TcpInputLen + 4) + " bytes, got " +
+                                  std::to_string(key.size()));
   indir_.resize(table_size);
   // netdev / driver init: ethtool_rxfh_indir_default() for every entry.
   for (std::size_t i = 0; i < table_size; ++i)
@@ -57,13 +57,11 @@ Rss::Rss(int nr_queues, std::size_t table_size, std::span<const std::uint8_t> ke
 void Rss::set_indirection(std::vector<int> table) {
   if (table.size() != indir_.size())
     throw ConfigError("/indirection", "expected " + std::to_string(indir_.size()) +
-                                          " entries (the device table size), got " +
-                                          std::to_string(table.size()));
+                                          " entries (the device table size), got " + std::to_string(table.size()));
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (table[i] < 0 || table[i] >= nr_queues_)
-      throw ConfigError("/indirection/" + std::to_string(i),
-                        "expected queue in [0, " + std::to_string(nr_queues_ - 1) + "], got " +
-                            std::to_string(table[i]));
+      throw ConfigError("/indirection/" + std::to_string(i), "expected queue in [0, " + std::to_string(nr_queues_ - 1) +
+                                                                 "], got " + std::to_string(table[i]));
   }
   indir_ = std::move(table);
 }

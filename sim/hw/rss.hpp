@@ -63,8 +63,7 @@ class Rss {
  public:
   /// Default table = ethtool_rxfh_indir_default(i, nr_queues). Requires nr_queues >= 1,
   /// table_size >= 1 and key.size() >= 16.
-  explicit Rss(int nr_queues, std::size_t table_size = 128,
-               std::span<const std::uint8_t> key = kMicrosoftRssKey);
+  explicit Rss(int nr_queues, std::size_t table_size = 128, std::span<const std::uint8_t> key = kMicrosoftRssKey);
 
   /// Receive queue for a hash: indir[hash % table_size] (the low 7 bits for a 128-entry table).
   int queue_of(std::uint32_t hash) const { return indir_[hash % indir_.size()]; }

@@ -46,8 +46,7 @@ void CpuMask::set_all() {
   for (auto& w : words())
     w = ~std::uint64_t{0};
   const int tail = nr_cpus_ % kWordBits;
-  if (tail != 0)
-    words().back() &= (std::uint64_t{1} << tail) - 1;
+  if (tail != 0) words().back() &= (std::uint64_t{1} << tail) - 1;
 }
 
 void CpuMask::clear_all() {
@@ -65,10 +64,8 @@ int CpuMask::count() const {
 bool CpuMask::single() const {
   bool seen = false;
   for (auto w : words()) {
-    if (w == 0)
-      continue;
-    if (seen || (w & (w - 1)) != 0)
-      return false;
+    if (w == 0) continue;
+    if (seen || (w & (w - 1)) != 0) return false;
     seen = true;
   }
   return seen;
@@ -76,8 +73,7 @@ bool CpuMask::single() const {
 
 bool CpuMask::any() const {
   for (auto w : words())
-    if (w != 0)
-      return true;
+    if (w != 0) return true;
   return false;
 }
 
@@ -87,18 +83,14 @@ int CpuMask::first() const {
 
 int CpuMask::next(int after) const {
   int start = after + 1;
-  if (start < 0)
-    start = 0;
-  if (start >= nr_cpus_)
-    return -1;
+  if (start < 0) start = 0;
+  if (start >= nr_cpus_) return -1;
   const auto words = this->words();
   std::size_t wi = static_cast<std::size_t>(start / kWordBits);
   std::uint64_t w = words[wi] & (~std::uint64_t{0} << (start % kWordBits));
   while (true) {
-    if (w != 0)
-      return static_cast<int>(wi) * kWordBits + std::countr_zero(w);
-    if (++wi >= words.size())
-      return -1;
+    if (w != 0) return static_cast<int>(wi) * kWordBits + std::countr_zero(w);
+    if (++wi >= words.size()) return -1;
     w = words[wi];
   }
 }
@@ -108,8 +100,7 @@ bool CpuMask::intersects(const CpuMask& o) const {
   const auto a = words();
   const auto b = o.words();
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] & b[i])
-      return true;
+    if (a[i] & b[i]) return true;
   return false;
 }
 
@@ -159,11 +150,9 @@ std::string CpuMask::to_cpulist() const {
     int end = c;
     while (test(end + 1))
       ++end;
-    if (!out.empty())
-      out += ',';
+    if (!out.empty()) out += ',';
     out += std::to_string(c);
-    if (end > c)
-      out += '-' + std::to_string(end);
+    if (end > c) out += '-' + std::to_string(end);
     c = next(end);
   }
   return out;
@@ -177,7 +166,7 @@ bool is_space(char ch) {
 
 /// Cursor over one cpulist; every helper returns nullopt/false on malformed input.
 class ListParser {
-public:
+ public:
   ListParser(std::string_view s, int nr_cpus) : s_(s), nr_cpus_(nr_cpus) {}
   bool done() const { return pos_ >= s_.size(); }
   bool eat(char ch) {
@@ -189,23 +178,20 @@ public:
   }
   /// A decimal number or "N" (the last cpu, as bitmap_parselist accepts since v5.13).
   std::optional<std::int64_t> number() {
-    if (eat('N'))
-      return nr_cpus_ - 1;
+    if (eat('N')) return nr_cpus_ - 1;
     std::int64_t v = 0;
     std::size_t digits = 0;
     while (!done() && s_[pos_] >= '0' && s_[pos_] <= '9') {
       v = v * 10 + (s_[pos_] - '0');
-      if (v > std::numeric_limits<int>::max())
-        return std::nullopt;
+      if (v > std::numeric_limits<int>::max()) return std::nullopt;
       ++pos_;
       ++digits;
     }
-    if (digits == 0)
-      return std::nullopt;
+    if (digits == 0) return std::nullopt;
     return v;
   }
 
-private:
+ private:
   std::string_view s_;
   std::size_t pos_ = 0;
   int nr_cpus_;
@@ -231,22 +217,18 @@ CpuMask CpuMask::parse(std::string_view cpulist, int nr_cpus, const std::string&
   ListParser p(s, nr_cpus);
   while (true) {
     const auto a = p.number();
-    if (!a)
-      throw fail();
+    if (!a) throw fail();
     std::int64_t b = *a, used = 1, group = 1;
     if (p.eat('-')) {
       const auto hi = p.number();
-      if (!hi)
-        throw fail();
+      if (!hi) throw fail();
       b = *hi;
       if (p.eat(':')) {
         const auto first = p.number();
-        if (!first)
-          throw fail();
+        if (!first) throw fail();
         if (p.eat('/')) {  // kernel form A-B:used/group
           const auto g = p.number();
-          if (!g)
-            throw fail();
+          if (!g) throw fail();
           used = *first;
           group = *g;
         } else {  // napisim shorthand A-B:stride
@@ -255,15 +237,12 @@ CpuMask CpuMask::parse(std::string_view cpulist, int nr_cpus, const std::string&
         }
       }
     }
-    if (*a > b || b >= nr_cpus || used < 1 || group < 1 || used > group)
-      throw fail();
+    if (*a > b || b >= nr_cpus || used < 1 || group < 1 || used > group) throw fail();
     for (std::int64_t start = *a; start <= b; start += group)
       for (std::int64_t c = start; c < start + used && c <= b; ++c)
         m.set(static_cast<int>(c));
-    if (p.done())
-      break;
-    if (!p.eat(','))
-      throw fail();
+    if (p.done()) break;
+    if (!p.eat(',')) throw fail();
   }
   return m;
 }
@@ -303,8 +282,7 @@ void TopologyParams::validate(const std::string& path) const {
   if (remote_node_penalty_ns < 0)
     throw ConfigError(path + "/remote_node_penalty_ns",
                       "expected a non-negative integer, got " + std::to_string(remote_node_penalty_ns));
-  if (numa_distance.empty())
-    return;
+  if (numa_distance.empty()) return;
   const auto n = static_cast<std::size_t>(numa_nodes);
   if (numa_distance.size() != n * n)
     throw ConfigError(path + "/numa_distance", "expected " + std::to_string(n * n) + " entries (numa_nodes^2, " +
@@ -374,8 +352,7 @@ int Topology::check(int cpu) const {
 
 int Topology::sibling_of(int cpu) const {
   check(cpu);
-  if (threads_per_core_ < 2)
-    return -1;
+  if (threads_per_core_ < 2) return -1;
   return cpu < nr_cores_ ? cpu + nr_cores_ : cpu - nr_cores_;
 }
 
@@ -405,11 +382,9 @@ int Topology::node_distance(int node_a, int node_b) const {
 }
 
 Nanos Topology::handoff_penalty(int from, int to) const {
-  if (share_cache(from, to))
-    return 0;  // also covers the same core
+  if (share_cache(from, to)) return 0;  // also covers the same core
   const int na = node_of(from), nb = node_of(to);
-  if (na == nb)
-    return params_.remote_llc_penalty_ns;
+  if (na == nb) return params_.remote_llc_penalty_ns;
   return node_penalty(na, nb);
 }
 

@@ -33,7 +33,7 @@ namespace napisim {
 /// Dynamic bitset over [0, nr_cpus) (a struct cpumask). Bits >= nr_cpus are always clear, so
 /// operator== is plain word comparison.
 class CpuMask {
-public:
+ public:
   static constexpr int kWordBits = 64;  // cpus per word of the bitmap
   CpuMask() = default;
   /// An empty mask over nr_cpus cpus.
@@ -82,7 +82,7 @@ public:
   /// "%*pbl" prints, which also prints a run of two as "4-5").
   std::string to_cpulist() const;
 
-private:
+ private:
   // The bitmap: inline up to kInlineWords words (256 cpus), so that copying a mask, as
   // select_idle_cpu() does on every scan, allocates nothing; larger machines use big_.
   static constexpr std::size_t kInlineWords = 4;
@@ -132,8 +132,7 @@ struct TopologyParams {
     v("remote_llc_penalty_ns", &TopologyParams::remote_llc_penalty_ns, "ns",
       "Cache refill cost when work moves to another LLC of the node", Range{0, 1e7});
     v("remote_node_penalty_ns", &TopologyParams::remote_node_penalty_ns, "ns",
-      "Cache refill cost when work moves to another node, at SLIT distance 10 (scaled by distance/10)",
-      Range{0, 1e7});
+      "Cache refill cost when work moves to another node, at SLIT distance 10 (scaled by distance/10)", Range{0, 1e7});
     v("numa_distance", &TopologyParams::numa_distance, "", "Flattened SLIT (empty: 10 local, 20 remote)",
       Range{10, 254});
   }
@@ -141,7 +140,7 @@ struct TopologyParams {
 };
 
 class Topology {
-public:
+ public:
   /// Validates `p` (with JSON pointer `json_path`) and builds the cpu tables.
   explicit Topology(const TopologyParams& p, const std::string& json_path = "");
 
@@ -185,7 +184,7 @@ public:
   /// Node distance matrix (nr_nodes x nr_nodes, SLIT units).
   const Eigen::MatrixXd& distance() const { return distance_; }
 
-private:
+ private:
   int check(int cpu) const;
 
   TopologyParams params_;

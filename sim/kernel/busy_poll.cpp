@@ -152,8 +152,10 @@ Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
   // "All we really want here is to re-enable device interrupts."
   const int rc = co_await driver_poll(task_ctx(t, CpuClass::kSystem), n, budget);
   if (rc == budget) {
-    if (!skip_schedule) napi_schedule_local(cpu(t.cpu), n);  // __napi_schedule: softirq takes the rest
-    else n.state &= ~kSched;
+    if (!skip_schedule)
+      napi_schedule_local(cpu(t.cpu), n);  // __napi_schedule: softirq takes the rest
+    else
+      n.state &= ~kSched;
   }
   co_await local_bh_enable(t);
 }

@@ -69,8 +69,8 @@ void Kernel::cache_enter(Cpu& c, Slot& s) {
   if (o.cpu < 0) {
     refill = costs_.cache_refill_ns;  // never ran: nothing of it is cached anywhere
   } else if (topo_.same_core(o.cpu, c.id)) {
-    const double displaced = static_cast<double>(core_busy - o.mark) /
-                             static_cast<double>(std::max<Nanos>(1, costs_.cache_evict_ns));
+    const double displaced =
+        static_cast<double>(core_busy - o.mark) / static_cast<double>(std::max<Nanos>(1, costs_.cache_evict_ns));
     refill = static_cast<Nanos>(static_cast<double>(costs_.cache_refill_ns) * -std::expm1(-displaced) + 0.5);
   } else {
     refill = costs_.cache_refill_ns + topo_.handoff_penalty(o.cpu, c.id);

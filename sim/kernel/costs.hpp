@@ -18,13 +18,14 @@ namespace napisim {
 
 struct CostParams {
   // Interrupts and softirq entry.
-  std::int64_t hardirq_ns = 591;         // [FIT, was 400] irq entry/exit + driver handler (mask CQ, napi_schedule) [INFER]
-  std::int64_t softirq_entry_ns = 100;   // one __do_softirq pass: pending snapshot, irq on/off [INFER]
-  std::int64_t ipi_send_ns = 150;        // smp_call_function_single_async on the sender [INFER]
-  std::int64_t ipi_latency_ns = 1000;    // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
-  std::int64_t ipi_handler_ns = 250;     // IPI receive: irq entry/exit + handler [INFER]
-  std::int64_t cstate_exit_ns = 2000;    // idle-state exit before an idle CPU runs an interrupt or polled wakeup [CODE: intel_idle skx_cstates C1 exit_latency 2 us]
-  std::int64_t tick_ns = 300;            // scheduler_tick work per jiffy on a busy CPU [INFER]
+  std::int64_t hardirq_ns = 591;  // [FIT, was 400] irq entry/exit + driver handler (mask CQ, napi_schedule) [INFER]
+  std::int64_t softirq_entry_ns = 100;  // one __do_softirq pass: pending snapshot, irq on/off [INFER]
+  std::int64_t ipi_send_ns = 150;       // smp_call_function_single_async on the sender [INFER]
+  std::int64_t ipi_latency_ns = 1000;   // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
+  std::int64_t ipi_handler_ns = 250;    // IPI receive: irq entry/exit + handler [INFER]
+  std::int64_t cstate_exit_ns = 2000;   // idle-state exit before an idle CPU runs an interrupt or polled wakeup [CODE:
+                                        // intel_idle skx_cstates C1 exit_latency 2 us]
+  std::int64_t tick_ns = 300;           // scheduler_tick work per jiffy on a busy CPU [INFER]
   // Cache state (sim/kernel/cache.cpp): work pays a refill of its working set when the core's private
   // caches hold another owner's lines. FlexSC (Soares & Stumm, OSDI 2010, fig. 2-3) measured user-mode
   // IPC depressed for up to ~14K cycles after a single syscall or exception on a Core i7: the L1, TLB
@@ -33,23 +34,24 @@ struct CostParams {
   // with the working set from a few us (L2-sized) upwards [MEAS ranges]. The refill of a fully cold
   // working set is ~6K cycles at 3 GHz (the earlier fitted per-interrupt surcharge was 1677 ns);
   // foreign work of cache_evict_ns displaces 1 - 1/e of it, a few kernel paths' worth.
-  std::int64_t cache_refill_ns = 2000;   // [INFER]
-  std::int64_t cache_evict_ns = 2000;    // [INFER]
+  std::int64_t cache_refill_ns = 2000;  // [INFER]
+  std::int64_t cache_evict_ns = 2000;   // [INFER]
   // NAPI / driver / GRO.
-  std::int64_t napi_poll_ns = 150;       // fixed cost of one napi->poll() call [INFER]
-  std::int64_t rx_pkt_ns = 148;          // [FIT, was 120] per RX descriptor: reap, skb build (4 cache lines) [MEAS range 100-300]
-  std::int64_t gro_seg_ns = 40;          // per segment GRO merge [INFER]
-  std::int64_t tx_completion_ns = 60;    // per TX completion (free skb) [INFER]
+  std::int64_t napi_poll_ns = 150;  // fixed cost of one napi->poll() call [INFER]
+  std::int64_t rx_pkt_ns =
+      148;  // [FIT, was 120] per RX descriptor: reap, skb build (4 cache lines) [MEAS range 100-300]
+  std::int64_t gro_seg_ns = 40;        // per segment GRO merge [INFER]
+  std::int64_t tx_completion_ns = 60;  // per TX completion (free skb) [INFER]
   // Protocol stack.
-  std::int64_t rx_skb_ns = 1547;         // [FIT, was 700] IP + tcp_v4_rcv + queue to socket, per (GRO) skb [INFER 300-1000]
-  std::int64_t rx_ack_ns = 350;          // pure ACK processing (tcp_ack) per skb [INFER]
-  std::int64_t sk_data_ready_ns = 250;   // sock_def_readable -> ep_poll_callback, excluding the wakeup [INFER]
-  std::int64_t wakeup_ns = 665;          // [FIT, was 400] try_to_wake_up on the waker: select_task_rq, enqueue [INFER]
-  std::int64_t tx_ack_ns = 400;          // tcp_send_ack from softirq, incl. dev_queue_xmit [INFER]
+  std::int64_t rx_skb_ns = 1547;  // [FIT, was 700] IP + tcp_v4_rcv + queue to socket, per (GRO) skb [INFER 300-1000]
+  std::int64_t rx_ack_ns = 350;   // pure ACK processing (tcp_ack) per skb [INFER]
+  std::int64_t sk_data_ready_ns = 250;  // sock_def_readable -> ep_poll_callback, excluding the wakeup [INFER]
+  std::int64_t wakeup_ns = 665;         // [FIT, was 400] try_to_wake_up on the waker: select_task_rq, enqueue [INFER]
+  std::int64_t tx_ack_ns = 400;         // tcp_send_ack from softirq, incl. dev_queue_xmit [INFER]
   // Syscalls and application side.
-  std::int64_t syscall_ns = 100;         // syscall entry/exit [MEAS-ish, 50-150 ns]
-  std::int64_t epoll_wait_ns = 250;      // ep_poll bookkeeping per call [INFER]
-  std::int64_t epoll_event_ns = 40;      // per returned event [INFER]
+  std::int64_t syscall_ns = 100;     // syscall entry/exit [MEAS-ish, 50-150 ns]
+  std::int64_t epoll_wait_ns = 250;  // ep_poll bookkeeping per call [INFER]
+  std::int64_t epoll_event_ns = 40;  // per returned event [INFER]
   // epoll_ctl() beyond the syscall entry (syscall_ns): ep_find in the rb-tree under ep->mtx and, for
   // EPOLL_CTL_MOD, ep_modify(): the new mask, tcp_poll() and the ready-list check. [INFER from MEAS]
   // Published figures bracket it: haproxy commit 37d7897a ("OPTIM: polling: do not create update
@@ -59,12 +61,12 @@ struct CostParams {
   // 121.5K req/s, 2.4 us less per request, ~0.6 us per ADD/DEL with its entry. A MOD allocates no
   // epitem and installs no wait-queue entry, so about half that beyond the entry.
   std::int64_t epoll_ctl_ns = 250;
-  std::int64_t recv_ns = 350;            // tcp_recvmsg fixed part [INFER]
-  std::int64_t send_ns = 917;            // [FIT, was 900] tcp_sendmsg + tcp_write_xmit + ip_output + xmit, fixed part [INFER]
-  std::int64_t tx_tso_ns = 250;          // per TSO super-packet on transmit [INFER]
-  std::int64_t copy_ns_per_kb = 17;      // [FIT, was 80] copy to/from user, ~60 GB/s: cache-hot source [INFER]
-  std::int64_t ctx_switch_ns = 1386;     // [FIT, was 1200] context switch [MEAS 1.07-3.5 us, low authority]
-  std::int64_t rps_enqueue_ns = 150;     // get_rps_cpu + enqueue_to_backlog per skb [INFER]
+  std::int64_t recv_ns = 350;    // tcp_recvmsg fixed part [INFER]
+  std::int64_t send_ns = 917;    // [FIT, was 900] tcp_sendmsg + tcp_write_xmit + ip_output + xmit, fixed part [INFER]
+  std::int64_t tx_tso_ns = 250;  // per TSO super-packet on transmit [INFER]
+  std::int64_t copy_ns_per_kb = 17;   // [FIT, was 80] copy to/from user, ~60 GB/s: cache-hot source [INFER]
+  std::int64_t ctx_switch_ns = 1386;  // [FIT, was 1200] context switch [MEAS 1.07-3.5 us, low authority]
+  std::int64_t rps_enqueue_ns = 150;  // get_rps_cpu + enqueue_to_backlog per skb [INFER]
   // Variability: every CPU segment's cost is multiplied by a lognormal factor of mean 1 and this
   // coefficient of variation (cache misses, branch mispredictions; "for a budget of 64 the
   // processing can take 0-500us per round", Kicinski 2020-10-02). 0 = deterministic costs.
@@ -96,7 +98,8 @@ struct CostParams {
     v("syscall_ns", &CostParams::syscall_ns, "ns", "Syscall entry and exit", r);
     v("epoll_wait_ns", &CostParams::epoll_wait_ns, "ns", "epoll_wait() bookkeeping per call", r);
     v("epoll_event_ns", &CostParams::epoll_event_ns, "ns", "epoll_wait() per returned event", r);
-    v("epoll_ctl_ns", &CostParams::epoll_ctl_ns, "ns", "epoll_ctl() (EPOLL_CTL_MOD: ep_modify) beyond the syscall entry", r);
+    v("epoll_ctl_ns", &CostParams::epoll_ctl_ns, "ns",
+      "epoll_ctl() (EPOLL_CTL_MOD: ep_modify) beyond the syscall entry", r);
     v("recv_ns", &CostParams::recv_ns, "ns", "tcp_recvmsg() fixed cost", r);
     v("send_ns", &CostParams::send_ns, "ns", "tcp_sendmsg() through dev_queue_xmit(), fixed cost", r);
     v("tx_tso_ns", &CostParams::tx_tso_ns, "ns", "Per TSO super-packet transmitted", r);

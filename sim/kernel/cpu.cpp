@@ -16,14 +16,22 @@ namespace napisim {
 
 const char* cpu_class_name(CpuClass c) {
   switch (c) {
-    case CpuClass::kIdle: return "idle";
-    case CpuClass::kHardirq: return "hardirq";
-    case CpuClass::kSoftirq: return "softirq";
-    case CpuClass::kKsoftirqd: return "ksoftirqd";
-    case CpuClass::kKthread: return "kthread";
-    case CpuClass::kUser: return "user";
-    case CpuClass::kSystem: return "system";
-    case CpuClass::kCount: break;
+    case CpuClass::kIdle:
+      return "idle";
+    case CpuClass::kHardirq:
+      return "hardirq";
+    case CpuClass::kSoftirq:
+      return "softirq";
+    case CpuClass::kKsoftirqd:
+      return "ksoftirqd";
+    case CpuClass::kKthread:
+      return "kthread";
+    case CpuClass::kUser:
+      return "user";
+    case CpuClass::kSystem:
+      return "system";
+    case CpuClass::kCount:
+      break;
   }
   return "?";
 }
@@ -95,8 +103,8 @@ void Kernel::begin_segment(const Ctx& ctx, std::coroutine_handle<> h, Nanos cost
   if (ctx.task) {
     s = &ctx.task->slot;
     if (!owner)
-      owner = ctx.task->kind != TaskKind::kUser && c.curr == ctx.task && c.cache_owner ? c.cache_owner
-                                                                                      : &ctx.task->cache;
+      owner =
+          ctx.task->kind != TaskKind::kUser && c.curr == ctx.task && c.cache_owner ? c.cache_owner : &ctx.task->cache;
   } else if (ctx.level == 2) {
     s = &c.hardirq;
   } else {
@@ -120,7 +128,8 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart (&pa
   // The parts with work, in order, each with its own cost factor: the first runs now, the others
   // wait in s.next.
   const ExecPart* p = std::begin(parts);
-  while (p != std::end(parts) && !p->has_work()) ++p;
+  while (p != std::end(parts) && !p->has_work())
+    ++p;
   NAPISIM_ASSERT(p != std::end(parts), "begin_chain(): no part has work (ChainAwait::await_ready() lets none through)");
   const ExecPart& head = *p;
   const Nanos first = vary_cost(c, head.cost);

@@ -54,8 +54,7 @@ Nanos calc_delta_fair(Nanos delta, std::int64_t weight) {
 
 void set_sched_attr(SchedEntity& se, SchedPolicy policy, int nice, int rt_priority) {
   NAPISIM_ASSERT(!se.on_rq, "set_sched_attr on a queued entity");
-  NAPISIM_ASSERT(!is_rt_policy(policy) || (rt_priority >= 1 && rt_priority <= 99),
-                 "RT priority out of [1, 99]");
+  NAPISIM_ASSERT(!is_rt_policy(policy) || (rt_priority >= 1 && rt_priority <= 99), "RT priority out of [1, 99]");
   se.policy = policy;
   se.nice = nice;
   se.rt_priority = is_rt_policy(policy) ? rt_priority : 0;
@@ -68,7 +67,9 @@ int FairParams::scaling_factor() const {
   return 1 + ilog2(cpus);
 }
 
-Nanos FairParams::scaled(Nanos normalized) const { return normalized * scaling_factor(); }
+Nanos FairParams::scaled(Nanos normalized) const {
+  return normalized * scaling_factor();
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -119,7 +120,9 @@ bool FairRq::vruntime_eligible(const Sums& s, Nanos vruntime) const {
   return s.avg >= static_cast<__int128>(vruntime - min_vruntime_) * s.load;
 }
 
-bool FairRq::entity_eligible(const SchedEntity& se) const { return vruntime_eligible(sums(), se.vruntime); }
+bool FairRq::entity_eligible(const SchedEntity& se) const {
+  return vruntime_eligible(sums(), se.vruntime);
+}
 
 Nanos FairRq::lag_limit(const SchedEntity& se) const {
   // entity_lag(): limit = calc_delta_fair(max(2*slice, TICK_NSEC), se).

@@ -50,10 +50,12 @@ inline SchedPolicy sched_policy_named(const std::string& name) {
 constexpr bool is_fair_policy(SchedPolicy p) {
   return p == SchedPolicy::kNormal || p == SchedPolicy::kBatch || p == SchedPolicy::kIdle;
 }
-constexpr bool is_rt_policy(SchedPolicy p) { return p == SchedPolicy::kFifo || p == SchedPolicy::kRr; }
+constexpr bool is_rt_policy(SchedPolicy p) {
+  return p == SchedPolicy::kFifo || p == SchedPolicy::kRr;
+}
 
-inline constexpr std::int64_t kNice0Load = 1024;     // NICE_0_LOAD (scale_load_down'ed)
-inline constexpr std::int64_t kWeightIdleprio = 3;   // WEIGHT_IDLEPRIO (SCHED_IDLE)
+inline constexpr std::int64_t kNice0Load = 1024;    // NICE_0_LOAD (scale_load_down'ed)
+inline constexpr std::int64_t kWeightIdleprio = 3;  // WEIGHT_IDLEPRIO (SCHED_IDLE)
 
 /// sched_prio_to_weight[nice + 20] (kernel/sched/core.c); nice must be in [-20, 19].
 std::int64_t nice_to_weight(int nice);
@@ -65,7 +67,7 @@ std::int64_t sched_weight(SchedPolicy policy, int nice);
 /// (delta * NICE_0_LOAD / weight, truncated; identity for weight 1024).
 Nanos calc_delta_fair(Nanos delta, std::int64_t weight);
 
-struct FairParams {  // plain struct; the lead wraps it into scenario params
+struct FairParams {                                      // plain struct; the lead wraps it into scenario params
   enum class Algo { kEevdf, kCfs } algo = Algo::kEevdf;  // EEVDF (>= v6.6) default; CFS (v5.x)
   /// For sysctl_sched_tunable_scaling = SCHED_TUNABLESCALING_LOG:
   /// factor = 1 + ilog2(min(nr_cpus, 8)) (get_update_sysctl_factor()).
@@ -96,8 +98,7 @@ struct SchedEntity {  // embedded in the lead's Task
   int nice = 0;
   std::int64_t weight = 1024;  // must equal sched_weight(policy, nice); see set_sched_attr()
   int rt_priority = 0;         // 1..99 for kFifo/kRr (higher value = higher priority)
-  Nanos vruntime = 0, deadline = 0, vlag = 0, slice = 0, sum_exec_runtime = 0,
-        prev_sum_exec_runtime = 0;
+  Nanos vruntime = 0, deadline = 0, vlag = 0, slice = 0, sum_exec_runtime = 0, prev_sum_exec_runtime = 0;
   bool on_rq = false;
   bool sched_delayed = false;  // unused (v6.12 DELAY_DEQUEUE not modelled)
   void* owner = nullptr;
@@ -220,7 +221,7 @@ class FairRq {
   SchedEntity* pick_eevdf() const;
   SchedEntity* pick_cfs() const;
   SchedEntity* leftmost() const { return leftmost_; }  // __pick_first_entity()
-  SchedEntity* find_leftmost() const;  // min vruntime, first queued on ties: what leftmost_ caches
+  SchedEntity* find_leftmost() const;                  // min vruntime, first queued on ties: what leftmost_ caches
   void add_to_queue(SchedEntity* se);
   SchedEntity* resolve(const SchedEntity* buddy) const;
   void place_entity_eevdf(SchedEntity& se, unsigned flags);
@@ -234,7 +235,7 @@ class FairRq {
   Nanos base_slice_, latency_, min_gran_, wakeup_gran_;
   int nr_latency_;
   std::vector<SchedEntity*> queue_;  // queued entities except curr, in enqueue order
-  SchedEntity* leftmost_ = nullptr;   // find_leftmost() of queue_, kept up to date
+  SchedEntity* leftmost_ = nullptr;  // find_leftmost() of queue_, kept up to date
   SchedEntity* curr_ = nullptr;
   const SchedEntity* next_ = nullptr;  // cfs_rq->next
   const SchedEntity* last_ = nullptr;  // cfs_rq->last (CFS only)

@@ -19,7 +19,9 @@ namespace napisim {
 
 inline constexpr std::uint32_t kJhashInitval = 0xdeadbeef;  // JHASH_INITVAL
 
-constexpr std::uint32_t rol32(std::uint32_t w, unsigned s) { return (w << s) | (w >> (32 - s)); }
+constexpr std::uint32_t rol32(std::uint32_t w, unsigned s) {
+  return (w << s) | (w >> (32 - s));
+}
 
 /// jhash_3words(a, b, c, initval): __jhash_nwords() with initval + JHASH_INITVAL + (3 << 2).
 constexpr std::uint32_t jhash_3words(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t initval) {
@@ -48,7 +50,9 @@ constexpr std::uint32_t jhash_3words(std::uint32_t a, std::uint32_t b, std::uint
 constexpr std::uint32_t bswap32(std::uint32_t x) {
   return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
 }
-constexpr std::uint16_t bswap16(std::uint16_t x) { return static_cast<std::uint16_t>((x >> 8) | (x << 8)); }
+constexpr std::uint16_t bswap16(std::uint16_t x) {
+  return static_cast<std::uint16_t>((x >> 8) | (x << 8));
+}
 
 /// inet_ehashfn() of a connection as the receiving host sees it (`in`: saddr/sport the peer's,
 /// daddr/dport this host's; host byte order). The kernel hashes the __be32 addresses and the

@@ -72,7 +72,7 @@ struct SdFlowLimit {
   static constexpr int kHistory = 128;  // FLOW_LIMIT_HISTORY (1 << 7)
   unsigned history_head = 0;
   std::array<std::uint32_t, kHistory> history{};  // bucket of each of the last 128 packets
-  std::vector<std::uint8_t> buckets;    // flow_limit_table_len counters
+  std::vector<std::uint8_t> buckets;              // flow_limit_table_len counters
 };
 
 /// Per-CPU softnet_data (net/core/dev.c).
@@ -96,12 +96,12 @@ struct RpsState {
     int cpu = -1;
     std::uint64_t last_qtail = 0;
   };
-  std::vector<std::vector<int>> map;               // [nic*1024+queue] -> rps_cpus as a list
-  std::vector<std::vector<DevFlow>> flow_table;    // [nic*1024+queue] -> rps_flow_cnt entries
-  bool rfs = false;                                // rps_sock_flow_entries > 0
-  bool idle_sibling = false;                       // Kirill Tkhai's 2018 RFC (opt-in)
-  std::vector<int> lo_map;                         // lo's rx-0/rps_cpus
-  std::vector<DevFlow> lo_flow_table;              // lo's rx-0/rps_flow_cnt entries
+  std::vector<std::vector<int>> map;             // [nic*1024+queue] -> rps_cpus as a list
+  std::vector<std::vector<DevFlow>> flow_table;  // [nic*1024+queue] -> rps_flow_cnt entries
+  bool rfs = false;                              // rps_sock_flow_entries > 0
+  bool idle_sibling = false;                     // Kirill Tkhai's 2018 RFC (opt-in)
+  std::vector<int> lo_map;                       // lo's rx-0/rps_cpus
+  std::vector<DevFlow> lo_flow_table;            // lo's rx-0/rps_flow_cnt entries
 };
 
 /// Wall time a CPU at `speed_milli` (per-mille of full speed) takes for `work` ns of full-speed
@@ -111,7 +111,9 @@ inline Nanos exec_ns(Nanos work, int speed_milli) {
   return speed_milli == 1000 ? work : (work * 1000 + speed_milli - 1) / speed_milli;
 }
 /// The inverse: full-speed work done in `ran` ns of wall time, rounded down.
-inline Nanos work_in(Nanos ran, int speed_milli) { return speed_milli == 1000 ? ran : ran * speed_milli / 1000; }
+inline Nanos work_in(Nanos ran, int speed_milli) {
+  return speed_milli == 1000 ? ran : ran * speed_milli / 1000;
+}
 
 // Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
 // clock and accounting state), and placement's idle_cpu() scan reads only that line; the next
@@ -121,21 +123,21 @@ inline Nanos work_in(Nanos ran, int speed_milli) { return speed_milli == 1000 ? 
 struct alignas(64) Cpu {
   // ---- line 0: read on every event and by idle_cpu() --------------------------------------
   int id = 0;
-  int ttwu_pending = 0;          // queued remote wakeups (makes the CPU non-idle to placement)
-  Task* curr = nullptr;          // nullptr: the idle task
-  Nanos switch_remaining = 0;    // context-switch work before curr resumes
-  Nanos seg_start = 0;           // when the top slot's segment (re)started executing
+  int ttwu_pending = 0;        // queued remote wakeups (makes the CPU non-idle to placement)
+  Task* curr = nullptr;        // nullptr: the idle task
+  Nanos switch_remaining = 0;  // context-switch work before curr resumes
+  Nanos seg_start = 0;         // when the top slot's segment (re)started executing
   Nanos last_update = 0;
-  Nanos task_exec_accum = 0;     // task time not yet charged with update_curr()
-  int speed_milli = 1000;        // SMT: per-thread speed while the sibling is busy
-  int nr_running = 0;            // rq->nr_running: cfs + rt entities, curr included
+  Nanos task_exec_accum = 0;  // task time not yet charged with update_curr()
+  int speed_milli = 1000;     // SMT: per-thread speed while the sibling is busy
+  int nr_running = 0;         // rq->nr_running: cfs + rt entities, curr included
   std::uint32_t softirq_pending = 0;
   bool serving_softirq = false;  // SOFTIRQ_OFFSET: inside handle_softirqs
   bool need_resched = false;
   bool busy = false;
-  bool ready = false;            // the top slot waits to be resumed now
+  bool ready = false;  // the top slot waits to be resumed now
   // ---- line 1: accounting ----------------------------------------------------------------
-  bool part_stop = false;        // seg_timer stops at a chain's part boundary, not its end
+  bool part_stop = false;  // seg_timer stops at a chain's part boundary, not its end
   CpuClass acct_cls = CpuClass::kIdle;
   // The interrupt levels are in use (their slots' `active`, kept here: every event asks what
   // runs, and a task's segment should not have to read the two slots' lines to learn it).
@@ -203,8 +205,8 @@ class Kernel : public EventSink, public WakeView {
   // ---- setup -------------------------------------------------------------------------------
   /// Creates a task; the caller sets t.body then calls start_task(). Kthreads are SCHED_NORMAL nice 0
   /// unless set otherwise (kernel/kthread.c).
-  Task& create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy = SchedPolicy::kNormal,
-                    int nice = 0, int rt_priority = 0);
+  Task& create_task(const std::string& name, TaskKind kind, const CpuMask& allowed,
+                    SchedPolicy policy = SchedPolicy::kNormal, int nice = 0, int rt_priority = 0);
   /// Wakes a created task for the first time (wake_up_new_task), on `cpu` or the first allowed CPU.
   void start_task(Task& t, int cpu = -1);
   void set_task_nice(Task& t, int nice);
@@ -305,7 +307,12 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- interrupts ----------------------------------------------------------------------------
   enum IrqType : std::uint32_t {
-    kIrqNic = 1, kIrqIpiResched = 2, kIrqIpiWake = 3, kIrqNapiTimer = 4, kIrqTick = 5, kIrqIpiRps = 6,
+    kIrqNic = 1,
+    kIrqIpiResched = 2,
+    kIrqIpiWake = 3,
+    kIrqNapiTimer = 4,
+    kIrqTick = 5,
+    kIrqIpiRps = 6,
     kIrqHrtimerSleeper = 7
   };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
@@ -395,13 +402,13 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- NAPI (napi.cpp) ----------------------------------------------------------------------
   bool napi_schedule_prep(Napi& n);
-  void napi_schedule(Cpu& c, Napi& n);          // napi_schedule(): prep + __napi_schedule
-  void napi_schedule_local(Cpu& c, Napi& n);    // ____napi_schedule on this CPU's softnet_data
+  void napi_schedule(Cpu& c, Napi& n);        // napi_schedule(): prep + __napi_schedule
+  void napi_schedule_local(Cpu& c, Napi& n);  // ____napi_schedule on this CPU's softnet_data
   bool napi_complete_done(Cpu& c, Napi& n, int work_done);
   Proc<void> net_rx_action(Ctx ctx);
   Proc<int> napi_poll(Ctx ctx, Napi& n, bool& repoll);  // __napi_poll
   void napi_watchdog(Cpu& c, Napi& n);
-  Proc<void> napi_threaded_poll(Task& t, Napi& n);     // napi_threaded_poll kthread body
+  Proc<void> napi_threaded_poll(Task& t, Napi& n);  // napi_threaded_poll kthread body
   /// Makes a NAPI threaded: creates its kthread "napi/<dev>-<id>" (dev_set_threaded).
   Task& napi_set_threaded(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority);
 
@@ -521,7 +528,8 @@ class Kernel : public EventSink, public WakeView {
   /// ep_item_poll(): tcp_poll()'s events of `s` under its interest mask (level-triggered): kEpollIn
   /// with data queued, kEpollOut while sk_stream_is_writeable().
   static std::uint8_t ep_item_poll(const Socket& s) {
-    return static_cast<std::uint8_t>(s.ep_events & ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
+    return static_cast<std::uint8_t>(s.ep_events &
+                                     ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
   }
   /// "if (ep_item_poll(epi) && !ep_is_linked(epi)) list_add_tail(&epi->rdllink, &ep->rdllist)"
   /// (fs/eventpoll.c v6.6): ep_insert() and ep_modify() on epoll_ctl(), and ep_send_events() for a
@@ -553,8 +561,8 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- busy polling (busy_poll.cpp) -----------------------------------------------------------
   /// Spin (CPU busy, preemption disabled) until woken by: an RX completion or completion of
-  /// `napi`, an event on `ep`, data on `sk` (sk_busy_loop_end), need_resched, or `deadline`. An empty busy-poll iteration changes
-  /// nothing, so spinning is modelled as one wait rather than thousands of empty polls.
+  /// `napi`, an event on `ep`, data on `sk` (sk_busy_loop_end), need_resched, or `deadline`. An empty busy-poll
+  /// iteration changes nothing, so spinning is modelled as one wait rather than thousands of empty polls.
   struct SpinAwait {
     Kernel& k;
     Task& t;
@@ -638,8 +646,15 @@ class Kernel : public EventSink, public WakeView {
 
  private:
   enum EventKind : std::uint32_t {
-    kSegDone = 1, kIrq = 2, kCoalTimer = 3, kNapiTimer = 4, kTickTimer = 5, kTxDone = 6, kSpinDeadline = 7,
-    kRxArrive = 8, kSleepTimer = 9
+    kSegDone = 1,
+    kIrq = 2,
+    kCoalTimer = 3,
+    kNapiTimer = 4,
+    kTickTimer = 5,
+    kTxDone = 6,
+    kSpinDeadline = 7,
+    kRxArrive = 8,
+    kSleepTimer = 9
   };
   void rx_enter(Channel& ch, const RxEntry& e);  // a train enters the ring (or is dropped)
   /// A channel as an event or IRQ argument (NIC index << 20 | queue), and back.
@@ -704,16 +719,16 @@ class Kernel : public EventSink, public WakeView {
   CostParams costs_;
   FairParams fair_params_;
   std::unique_ptr<LognormalQuantiles> cost_factor_;  // the cost factor's sampler (mean 1); null: cost_cv 0
-  bool preempt_full_ = false;            // kp_.sched.preempt == "full", decided once
-  bool lazy_rx_ = true;                  // set_lazy_rx()
-  bool ksoftirqd_era_ = false;           // kp_.ksoftirqd_mode == "4.9-6.4", decided once
+  bool preempt_full_ = false;                        // kp_.sched.preempt == "full", decided once
+  bool lazy_rx_ = true;                              // set_lazy_rx()
+  bool ksoftirqd_era_ = false;                       // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   std::uint32_t inet_ehash_secret_ = 0;  // inet_ehash_secret + net_hash_mix(): random per boot, from the seed
   // net_rx_action() refills its list from poll_list and ____napi_schedule() raises no NET_RX inside
   // it (8b43fd3d1d7d, v6.4): kp_.ksoftirqd_mode "v6.5"; the older modes run the code before it.
   bool net_rx_refill_ = true;
   WakeParams wake_params_;
   Nanos tick_ns_;
-  int smt_speed_milli_;  // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
+  int smt_speed_milli_;          // speed_milli of a CPU whose SMT sibling is busy (topology smt_speed)
   std::unique_ptr<Cpu[]> cpus_;  // topo_.nr_cpus() of them, in one array: placement's idle scans walk consecutive CPUs
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Nic>> nics_;
@@ -726,11 +741,11 @@ class Kernel : public EventSink, public WakeView {
   std::deque<std::pair<Kernel*, Task*>> task_done_args_;  // a deque: bodies keep pointers into it
   std::unique_ptr<RpsState> rps_;
   EpollParams epoll_defaults_;
-  int handler_cpu_ = -1;       // CPU whose event handler is running (its ready work resumes directly)
-  int overloaded_cpus_ = 0;    // CPUs with nr_running >= 2 (root_domain->overload)
+  int handler_cpu_ = -1;               // CPU whose event handler is running (its ready work resumes directly)
+  int overloaded_cpus_ = 0;            // CPUs with nr_running >= 2 (root_domain->overload)
   std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
-  std::uint64_t lo_packets_ = 0;    // skbs through lo
-  std::uint64_t delayed_acks_ = 0;  // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
+  std::uint64_t lo_packets_ = 0;       // skbs through lo
+  std::uint64_t delayed_acks_ = 0;     // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
 };
 
 }  // namespace napisim

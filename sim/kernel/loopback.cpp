@@ -59,7 +59,8 @@ void Kernel::loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only
   Socket& peer = socket(s.lo_peer);
   if (s.rcvbuf > 0) tcp_event_ack_sent(s);  // every segment carries the ACK and window
   const std::vector<int>* map = rps_ ? &rps_->lo_map : nullptr;
-  std::vector<RpsState::DevFlow>* table = rps_ && rps_->rfs && !rps_->lo_flow_table.empty() ? &rps_->lo_flow_table : nullptr;
+  std::vector<RpsState::DevFlow>* table =
+      rps_ && rps_->rfs && !rps_->lo_flow_table.empty() ? &rps_->lo_flow_table : nullptr;
   auto netif_rx = [&](std::uint32_t b, bool ack) {
     const Skb skb{peer.id, 1, b, ack, -1, -1};
     ++lo_packets_;
@@ -80,7 +81,8 @@ void Kernel::loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only
 
 void Kernel::tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq) {
   // after(ack, snd_una) in 32-bit sequence space.
-  const auto delta = static_cast<std::int32_t>(static_cast<std::uint32_t>(ack_seq) - static_cast<std::uint32_t>(s.snd_una));
+  const auto delta =
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(ack_seq) - static_cast<std::uint32_t>(s.snd_una));
   if (delta > 0) s.snd_una += delta;
   if (s.lo_peer >= 0) s.snd_wnd = socket(s.lo_peer).rcv_wnd;
   // sk_stream_write_space() -> ep_poll_callback(EPOLLOUT): an epoll item waiting to write is

@@ -157,15 +157,18 @@ Proc<void> Kernel::net_rx_action(Ctx ctx) {
   list.splice_tail(sd.poll_list);
   list.splice_tail(repoll);
   sd.poll_list.splice_tail(list);
-  if (!sd.poll_list.empty()) raise_softirq_irqoff(c, softirq_nr::kNetRx);
-  else sd.in_net_rx_action = false;
+  if (!sd.poll_list.empty())
+    raise_softirq_irqoff(c, softirq_nr::kNetRx);
+  else
+    sd.in_net_rx_action = false;
   net_rps_send_ipis(c);  // net_rps_action_and_irq_enable()
 }
 
 Proc<void> Kernel::napi_threaded_poll(Task& t, Napi& n) {
   for (;;) {
     // napi_thread_wait(): sleep until SCHED_THREADED.
-    while (!(n.state & kSchedThreaded)) co_await sleep_on(t, n.thread_wq);
+    while (!(n.state & kSchedThreaded))
+      co_await sleep_on(t, n.thread_wq);
     // napi_threaded_poll_loop()
     for (;;) {
       local_bh_disable(t);
@@ -186,8 +189,8 @@ Proc<void> Kernel::napi_threaded_poll(Task& t, Napi& n) {
 
 Task& Kernel::napi_set_threaded(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority) {
   const std::string dev = n.ch ? n.ch->nic->params.name : std::string("backlog");
-  Task& t = create_task("napi/" + dev + "-" + std::to_string(n.id), TaskKind::kKthread, allowed, policy, nice,
-                        rt_priority);
+  Task& t =
+      create_task("napi/" + dev + "-" + std::to_string(n.id), TaskKind::kKthread, allowed, policy, nice, rt_priority);
   n.thread = &t;
   n.state |= kThreaded;
   t.body = napi_threaded_poll(t, n);

@@ -43,9 +43,9 @@ class NapiScheduleHook {
 };
 
 struct Napi {
-  int id = 0;                 // napi_id (>= MIN_NAPI_ID in the kernel; here an index)
-  Channel* ch = nullptr;      // device queue (null for a backlog NAPI)
-  int backlog_cpu = -1;       // softnet_data.backlog of this cpu
+  int id = 0;             // napi_id (>= MIN_NAPI_ID in the kernel; here an index)
+  Channel* ch = nullptr;  // device queue (null for a backlog NAPI)
+  int backlog_cpu = -1;   // softnet_data.backlog of this cpu
   std::uint32_t state = 0;
   int weight = 64;
   // napi_defer_hard_irqs / gro_flush_timeout / irq_suspend_timeout (per NAPI, from the device).
@@ -53,17 +53,17 @@ struct Napi {
   Nanos gro_flush_timeout = 0;
   Nanos irq_suspend_timeout = 0;
   std::int64_t defer_hard_irqs_count = 0;
-  Timer timer;                // napi->timer (hrtimer, pinned to the arming CPU)
+  Timer timer;  // napi->timer (hrtimer, pinned to the arming CPU)
   int timer_cpu = -1;
   int list_owner = -1;
-  Napi* next = nullptr;       // poll_list link
+  Napi* next = nullptr;  // poll_list link
   bool on_list = false;
-  Task* thread = nullptr;     // threaded NAPI kthread
-  WaitQueue thread_wq;        // where the kthread sleeps in napi_thread_wait()
+  Task* thread = nullptr;  // threaded NAPI kthread
+  WaitQueue thread_wq;     // where the kthread sleeps in napi_thread_wait()
   NapiScheduleHook* hook = nullptr;
-  Task* spinner = nullptr;    // a busy poller spinning on this NAPI (woken by RX and completion)
-  Task* busy_owner = nullptr; // the task whose napi_busy_loop() holds IN_BUSY_POLL
-  CacheOwner cache;           // its rings, page pool and skbs, wherever it is polled
+  Task* spinner = nullptr;     // a busy poller spinning on this NAPI (woken by RX and completion)
+  Task* busy_owner = nullptr;  // the task whose napi_busy_loop() holds IN_BUSY_POLL
+  CacheOwner cache;            // its rings, page pool and skbs, wherever it is polled
   // statistics
   std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
 };
@@ -82,12 +82,12 @@ struct Skb {
 /// filled, not all N up front at every poll (a std::array<Skb, N> would write N default skbs).
 template <std::size_t N>
 class SkbBatch {
-public:
+ public:
   SkbBatch() {}  // leaves the slots unconstructed
   void put(std::size_t i, const Skb& skb) { ::new (static_cast<void*>(&skb_[i])) Skb(skb); }
   const Skb* data() const { return skb_; }
 
-private:
+ private:
   union {
     Skb skb_[N];
   };
@@ -100,7 +100,10 @@ struct NapiList {
   bool empty() const { return head == nullptr; }
   void push_back(Napi* n) {
     n->next = nullptr;
-    if (tail) tail->next = n; else head = n;
+    if (tail)
+      tail->next = n;
+    else
+      head = n;
     tail = n;
     n->on_list = true;
   }
@@ -116,7 +119,10 @@ struct NapiList {
   /// list_splice_tail_init(other, this)
   void splice_tail(NapiList& o) {
     if (o.empty()) return;
-    if (tail) tail->next = o.head; else head = o.head;
+    if (tail)
+      tail->next = o.head;
+    else
+      head = o.head;
     tail = o.tail;
     o.head = o.tail = nullptr;
   }
@@ -124,7 +130,10 @@ struct NapiList {
     Napi* prev = nullptr;
     for (Napi* it = head; it; prev = it, it = it->next) {
       if (it != n) continue;
-      if (prev) prev->next = it->next; else head = it->next;
+      if (prev)
+        prev->next = it->next;
+      else
+        head = it->next;
       if (tail == it) tail = prev;
       it->next = nullptr;
       it->on_list = false;

@@ -37,7 +37,8 @@ Nic& Kernel::add_nic(const NicParams& p, const std::string& path) {
     irq_cpus = topo_.cpus_of_node(static_cast<int>(p.numa_node));
   } else {
     const CpuMask m = CpuMask::parse(p.irq_affinity, topo_.nr_cpus(), path + "/irq_affinity");
-    for (int c = m.first(); c >= 0; c = m.next(c)) irq_cpus.push_back(c);
+    for (int c = m.first(); c >= 0; c = m.next(c))
+      irq_cpus.push_back(c);
   }
   if (irq_cpus.empty()) throw ConfigError(path + "/irq_affinity", "expected at least one CPU");
   for (std::int64_t q = 0; q < p.queues; ++q) {
@@ -65,13 +66,16 @@ Nic& Kernel::add_nic(const NicParams& p, const std::string& path) {
   for (int c = 0; c < topo_.nr_cpus(); ++c) {
     for (auto& ch : nic->channels)
       if (ch->irq_cpu == c && nic->xps[static_cast<std::size_t>(c)] < 0) nic->xps[static_cast<std::size_t>(c)] = ch->id;
-    if (nic->xps[static_cast<std::size_t>(c)] < 0) nic->xps[static_cast<std::size_t>(c)] = c % static_cast<int>(p.queues);
+    if (nic->xps[static_cast<std::size_t>(c)] < 0)
+      nic->xps[static_cast<std::size_t>(c)] = c % static_cast<int>(p.queues);
   }
   nics_.push_back(std::move(nic));
   return *nics_.back();
 }
 
-int Kernel::txq_of_cpu(const Nic& nic, int c) const { return nic.xps[static_cast<std::size_t>(c)]; }
+int Kernel::txq_of_cpu(const Nic& nic, int c) const {
+  return nic.xps[static_cast<std::size_t>(c)];
+}
 
 Nanos Kernel::nic_ingress(int nic, Nanos t, std::int64_t wire_bytes) {
   return nics_[static_cast<std::size_t>(nic)]->rx_port.transmit(t, wire_bytes);
@@ -135,8 +139,8 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e) {
   const auto accept = static_cast<std::uint32_t>(std::clamp<std::int64_t>(space, 0, e.segs));
   if (accept < e.segs) {
     const std::uint32_t lost_segs = e.segs - accept;
-    const std::uint32_t lost_bytes = e.ack_only ? 0 : static_cast<std::uint32_t>(
-                                                          static_cast<std::uint64_t>(e.bytes) * lost_segs / e.segs);
+    const std::uint32_t lost_bytes =
+        e.ack_only ? 0 : static_cast<std::uint32_t>(static_cast<std::uint64_t>(e.bytes) * lost_segs / e.segs);
     ch.drops += lost_segs;
     if (peer_) peer_->on_rx_drop(e.sock, lost_bytes, lost_segs);
     if (accept == 0) return;

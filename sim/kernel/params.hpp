@@ -17,16 +17,16 @@ namespace napisim {
 /// Scheduler knobs: kernel/sched/fair.c (EEVDF as of v6.6; CFS as of v5.10 behind algo="cfs").
 struct SchedParams {
   std::string algo = "eevdf";
-  std::int64_t base_slice_ns = 750000;          // sysctl_sched_base_slice (normalized)
-  std::int64_t sched_latency_ns = 6000000;      // CFS sysctl_sched_latency (normalized)
-  std::int64_t min_granularity_ns = 750000;     // CFS sysctl_sched_min_granularity (normalized)
-  std::int64_t wakeup_granularity_ns = 1000000; // CFS sysctl_sched_wakeup_granularity (normalized)
-  std::int64_t migration_cost_ns = 500000;      // sysctl_sched_migration_cost
-  std::int64_t balance_interval_ms = 4;         // periodic load balance within an LLC (MC domain)
-  bool wake_affine = true;                      // SD_WAKE_AFFINE
-  bool sis_util = true;                         // sched_feat(SIS_UTIL)
-  bool newidle_balance = true;                  // pull on entering idle (newidle_balance())
-  std::string preempt = "voluntary";            // CONFIG_PREEMPT_{NONE,VOLUNTARY,} (distro default: voluntary)
+  std::int64_t base_slice_ns = 750000;           // sysctl_sched_base_slice (normalized)
+  std::int64_t sched_latency_ns = 6000000;       // CFS sysctl_sched_latency (normalized)
+  std::int64_t min_granularity_ns = 750000;      // CFS sysctl_sched_min_granularity (normalized)
+  std::int64_t wakeup_granularity_ns = 1000000;  // CFS sysctl_sched_wakeup_granularity (normalized)
+  std::int64_t migration_cost_ns = 500000;       // sysctl_sched_migration_cost
+  std::int64_t balance_interval_ms = 4;          // periodic load balance within an LLC (MC domain)
+  bool wake_affine = true;                       // SD_WAKE_AFFINE
+  bool sis_util = true;                          // sched_feat(SIS_UTIL)
+  bool newidle_balance = true;                   // pull on entering idle (newidle_balance())
+  std::string preempt = "voluntary";             // CONFIG_PREEMPT_{NONE,VOLUNTARY,} (distro default: voluntary)
 
   template <class V>
   static void fields(V& v) {
@@ -57,17 +57,17 @@ struct SchedParams {
 
 /// Networking sysctls: Documentation/admin-guide/sysctl/net.rst and net/core/hotdata.c defaults.
 struct NetParams {
-  std::int64_t dev_weight = 64;             // net.core.dev_weight (NAPI_POLL_WEIGHT)
-  std::int64_t netdev_budget = 300;         // net.core.netdev_budget
-  std::int64_t netdev_budget_usecs = 0;     // net.core.netdev_budget_usecs; 0: 2 * USEC_PER_SEC / HZ (v5.7+)
-  std::int64_t gro_normal_batch = 8;        // net.core.gro_normal_batch
-  std::int64_t netdev_max_backlog = 1000;   // net.core.netdev_max_backlog
-  std::string flow_limit_cpu_bitmap = "";   // net.core.flow_limit_cpu_bitmap (cpulist here; "" = off)
-  std::int64_t flow_limit_table_len = 4096; // net.core.flow_limit_table_len
-  std::int64_t busy_read = 0;               // net.core.busy_read (us)
-  std::int64_t busy_poll = 0;               // net.core.busy_poll (us)
-  std::int64_t mss = 1448;                  // TCP MSS with timestamps on a 1500-byte MTU
-  std::int64_t tso_max_bytes = 65536;       // GSO/TSO super-packet size (and GRO's 64 KB limit)
+  std::int64_t dev_weight = 64;              // net.core.dev_weight (NAPI_POLL_WEIGHT)
+  std::int64_t netdev_budget = 300;          // net.core.netdev_budget
+  std::int64_t netdev_budget_usecs = 0;      // net.core.netdev_budget_usecs; 0: 2 * USEC_PER_SEC / HZ (v5.7+)
+  std::int64_t gro_normal_batch = 8;         // net.core.gro_normal_batch
+  std::int64_t netdev_max_backlog = 1000;    // net.core.netdev_max_backlog
+  std::string flow_limit_cpu_bitmap = "";    // net.core.flow_limit_cpu_bitmap (cpulist here; "" = off)
+  std::int64_t flow_limit_table_len = 4096;  // net.core.flow_limit_table_len
+  std::int64_t busy_read = 0;                // net.core.busy_read (us)
+  std::int64_t busy_poll = 0;                // net.core.busy_poll (us)
+  std::int64_t mss = 1448;                   // TCP MSS with timestamps on a 1500-byte MTU
+  std::int64_t tso_max_bytes = 65536;        // GSO/TSO super-packet size (and GRO's 64 KB limit)
 
   /// Payload of a full TSO/GSO super-packet: tcp_xmit_size_goal() (net/ipv4/tcp.c v6.6) rounds the
   /// GSO size down to whole MSS segments, at least one.
@@ -115,11 +115,11 @@ struct NetParams {
 };
 
 struct KernelParams {
-  std::int64_t hz = 1000;                    // CONFIG_HZ
-  std::string ksoftirqd_mode = "v6.5";       // "let ksoftirqd do its job" era switch (kernel-napi.md 2.7)
-  bool irq_time_accounting = true;           // CONFIG_IRQ_TIME_ACCOUNTING
-  bool idle_polling = true;                  // idle task sets TIF_POLLING_NRFLAG (mwait/poll idle states)
-  bool cache_model = true;                   // cold-start surcharges (sim/kernel/cache.cpp)
+  std::int64_t hz = 1000;               // CONFIG_HZ
+  std::string ksoftirqd_mode = "v6.5";  // "let ksoftirqd do its job" era switch (kernel-napi.md 2.7)
+  bool irq_time_accounting = true;      // CONFIG_IRQ_TIME_ACCOUNTING
+  bool idle_polling = true;             // idle task sets TIF_POLLING_NRFLAG (mwait/poll idle states)
+  bool cache_model = true;              // cold-start surcharges (sim/kernel/cache.cpp)
   SchedParams sched;
   NetParams net;
 

@@ -13,10 +13,10 @@
 
 namespace napisim::pelt {
 
-inline constexpr unsigned kLoadAvgPeriod = 32;             // LOAD_AVG_PERIOD
-inline constexpr std::uint32_t kLoadAvgMax = 47742;        // LOAD_AVG_MAX
+inline constexpr unsigned kLoadAvgPeriod = 32;                    // LOAD_AVG_PERIOD
+inline constexpr std::uint32_t kLoadAvgMax = 47742;               // LOAD_AVG_MAX
 inline constexpr std::uint32_t kMinDivider = kLoadAvgMax - 1024;  // PELT_MIN_DIVIDER
-inline constexpr int kCapacityShift = 10;                  // SCHED_CAPACITY_SHIFT
+inline constexpr int kCapacityShift = 10;                         // SCHED_CAPACITY_SHIFT
 
 /// runnable_avg_yN_inv[n] = y^n * 2^32 (sched-pelt.h).
 inline constexpr std::uint32_t kYnInv[kLoadAvgPeriod] = {
@@ -69,7 +69,8 @@ struct UtilAvg {
     if (periods) {
       util_sum = static_cast<std::uint32_t>(decay_load(util_sum, periods));
       delta %= 1024;
-      if (running) contrib = accumulate_pelt_segments(periods, 1024 - period_contrib, static_cast<std::uint32_t>(delta));
+      if (running)
+        contrib = accumulate_pelt_segments(periods, 1024 - period_contrib, static_cast<std::uint32_t>(delta));
     }
     period_contrib = static_cast<std::uint32_t>(delta);
     if (running) util_sum += contrib << kCapacityShift;

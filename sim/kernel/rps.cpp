@@ -79,8 +79,7 @@ int Kernel::get_rps_cpu_rxq(int this_cpu, const std::vector<int>* map, std::vect
     }
     if (tcpu >= 0) return tcpu;
   }
-  if (map && !map->empty())
-    return (*map)[reciprocal_scale(hash, static_cast<std::uint32_t>(map->size()))];
+  if (map && !map->empty()) return (*map)[reciprocal_scale(hash, static_cast<std::uint32_t>(map->size()))];
   return -1;
 }
 
@@ -141,13 +140,15 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
 }
 
 void Kernel::net_rps_send_ipis(Cpu& c) {
-  for (int target : c.sd.rps_ipi_list) smp_call_single_queue(target, nullptr);
+  for (int target : c.sd.rps_ipi_list)
+    smp_call_single_queue(target, nullptr);
   c.sd.rps_ipi_list.clear();
 }
 
 Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n) {
   Nanos cost = 0;
-  for (int i = 0; i < n; ++i) cost += skb_cost(skbs[i]);
+  for (int i = 0; i < n; ++i)
+    cost += skb_cost(skbs[i]);
   co_await exec(ctx, cost);
   const std::uint64_t acks = delayed_acks_;
   netif_receive_skb_list(ctx, skbs, n);

@@ -27,12 +27,12 @@
 
 namespace napisim {
 
-inline constexpr int kMaxRtPrio = 100;                    // MAX_RT_PRIO
+inline constexpr int kMaxRtPrio = 100;                        // MAX_RT_PRIO
 inline constexpr int kSchedSetFifoPriority = kMaxRtPrio / 2;  // sched_set_fifo(): 50
-inline constexpr int kSchedSetFifoLowPriority = 1;        // sched_set_fifo_low()
-inline constexpr Nanos kSchedRrTimesliceNs = ms(100);     // RR_TIMESLICE = 100 * HZ / 1000 jiffies
-inline constexpr Nanos kSysctlSchedRtPeriodNs = sec(1);   // sysctl_sched_rt_period = 1000000 us
-inline constexpr Nanos kSysctlSchedRtRuntimeNs = ms(950); // sysctl_sched_rt_runtime = 950000 us
+inline constexpr int kSchedSetFifoLowPriority = 1;            // sched_set_fifo_low()
+inline constexpr Nanos kSchedRrTimesliceNs = ms(100);         // RR_TIMESLICE = 100 * HZ / 1000 jiffies
+inline constexpr Nanos kSysctlSchedRtPeriodNs = sec(1);       // sysctl_sched_rt_period = 1000000 us
+inline constexpr Nanos kSysctlSchedRtRuntimeNs = ms(950);     // sysctl_sched_rt_runtime = 950000 us
 
 /// sched_rr_timeslice in ticks for a given TICK_NSEC (25 at HZ=250, 100 at HZ=1000).
 constexpr int rr_timeslice_ticks(Nanos tick_ns) {
@@ -152,9 +152,11 @@ class RtRq {
     const int prio = se->rt_priority;
     auto it = queue_.begin();
     if (head) {
-      while (it != queue_.end() && (*it)->rt_priority > prio) ++it;
+      while (it != queue_.end() && (*it)->rt_priority > prio)
+        ++it;
     } else {
-      while (it != queue_.end() && (*it)->rt_priority >= prio) ++it;
+      while (it != queue_.end() && (*it)->rt_priority >= prio)
+        ++it;
     }
     queue_.insert(it, se);
   }

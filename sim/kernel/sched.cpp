@@ -14,7 +14,10 @@ namespace napisim {
 
 Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, const CostParams& costs,
                const RngRoot* rng, const std::string& rng_prefix)
-    : host_(host), topo_(topo), kp_(kp), costs_(costs) {
+    : host_(host)
+    , topo_(topo)
+    , kp_(kp)
+    , costs_(costs) {
   if (costs_.cost_cv > 0) {
     const double sigma = std::sqrt(std::log1p(costs_.cost_cv * costs_.cost_cv));
     // mu = -sigma^2 / 2: the factor's mean is 1.
@@ -82,8 +85,8 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
 
 Kernel::~Kernel() = default;
 
-Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy,
-                          int nice, int rt_priority) {
+Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy, int nice,
+                          int rt_priority) {
   auto t = std::make_unique<Task>();
   t->id = static_cast<int>(tasks_.size());
   t->name = name;
@@ -117,8 +120,10 @@ void Kernel::start_task(Task& t, int cpu_id) {
   Cpu& c = cpu(t.cpu);
   update_exec(c);
   enqueue_task(c, t, enqueue_flags::kInitial);
-  if (!c.curr) c.need_resched = true;
-  else check_preempt(c, t, c.id);
+  if (!c.curr)
+    c.need_resched = true;
+  else
+    check_preempt(c, t, c.id);
   dispatch(c);
 }
 
@@ -148,8 +153,10 @@ void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
   // min_vruntime (CFS), which must include the running task's time up to now.
   update_exec(c);
   charge_curr(c);
-  if (is_rt_policy(t.se.policy)) c.rt->enqueue(t.se);
-  else c.cfs->enqueue(t.se, flags);
+  if (is_rt_policy(t.se.policy))
+    c.rt->enqueue(t.se);
+  else
+    c.cfs->enqueue(t.se, flags);
   c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // add_nr_running()
   t.cpu = c.id;
   psi_update(c);
@@ -161,8 +168,10 @@ void Kernel::dequeue_task(Cpu& c, Task& t, unsigned flags) {
   update_exec(c);
   charge_curr(c);
   if (!t.se.on_rq) return;
-  if (is_rt_policy(t.se.policy)) c.rt->dequeue(t.se);
-  else c.cfs->dequeue(t.se, flags);
+  if (is_rt_policy(t.se.policy))
+    c.rt->dequeue(t.se);
+  else
+    c.cfs->dequeue(t.se, flags);
   c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // sub_nr_running()
   psi_update(c);
 }
@@ -311,8 +320,10 @@ void Kernel::schedule(Cpu& c) {
   if (next != prev) {
     ++c.ctx_switches;
     if (preempted) ++prev->nivcsw;  // __schedule(): ++*switch_count only if prev != next
-    if (next) c.switch_remaining = costs_.ctx_switch_ns;
-    else c.switch_remaining = 0;
+    if (next)
+      c.switch_remaining = costs_.ctx_switch_ns;
+    else
+      c.switch_remaining = 0;
   }
   c.curr = next;
   if (next) {
@@ -351,7 +362,8 @@ int Kernel::find_lowest_rq(const Task& t, int this_cpu) {
   // cpupri_find(): the lowest priority level (no RT task = CPUPRI_NORMAL, idle included) below t's
   // that has allowed CPUs.
   int lowest = t.se.rt_priority;
-  for (int c = t.allowed.first(); c >= 0; c = t.allowed.next(c)) lowest = std::min(lowest, cpu(c).rt->highest_priority());
+  for (int c = t.allowed.first(); c >= 0; c = t.allowed.next(c))
+    lowest = std::min(lowest, cpu(c).rt->highest_priority());
   if (lowest >= t.se.rt_priority) return -1;
   auto in_mask = [&](int c) { return c >= 0 && t.allowed.test(c) && cpu(c).rt->highest_priority() == lowest; };
   if (in_mask(t.cpu)) return t.cpu;
@@ -361,10 +373,14 @@ int Kernel::find_lowest_rq(const Task& t, int this_cpu) {
   // (cpumask_any_and_distribute()); the lowest-numbered one is taken here.
   auto in_span = [&](int level, int c) {
     switch (level) {
-      case 0: return topo_.same_core(c, t.cpu);
-      case 1: return topo_.share_cache(c, t.cpu);
-      case 2: return topo_.node_of(c) == topo_.node_of(t.cpu);
-      default: return true;
+      case 0:
+        return topo_.same_core(c, t.cpu);
+      case 1:
+        return topo_.share_cache(c, t.cpu);
+      case 2:
+        return topo_.node_of(c) == topo_.node_of(t.cpu);
+      default:
+        return true;
     }
   };
   for (int level = 0; level < 4; ++level) {
@@ -436,12 +452,18 @@ bool Kernel::idle_cpu(int i) const {
   const Cpu& c = cpu(i);
   return c.curr == nullptr && nr_running_of(c) == 0 && c.ttwu_pending == 0;
 }
-bool Kernel::sched_idle_cpu(int) const { return false; }
+bool Kernel::sched_idle_cpu(int) const {
+  return false;
+}
 int Kernel::llc_nr_idle_scan(const Topology&, int, int llc) const {
   return llc_nr_idle_scan_[static_cast<std::size_t>(llc)];
 }
-int Kernel::nr_running(int i) const { return nr_running_of(cpu(i)); }
-std::int64_t Kernel::cpu_load(int i) const { return cpu(i).cfs->load_weight(); }
+int Kernel::nr_running(int i) const {
+  return nr_running_of(cpu(i));
+}
+std::int64_t Kernel::cpu_load(int i) const {
+  return cpu(i).cfs->load_weight();
+}
 std::int64_t Kernel::cpu_util(int i) const {
   // cpu_util_cfs(): the cfs_rq's util_avg, brought up to now as update_blocked_averages() keeps
   // idle CPUs' averages current.
@@ -465,7 +487,9 @@ void Kernel::sleep_task(Task& t, WaitQueue& wq, std::coroutine_handle<> h) {
   dispatch(c);
 }
 
-bool Kernel::CondReschedAwait::await_ready() const noexcept { return !k.cpu(t.cpu).need_resched; }
+bool Kernel::CondReschedAwait::await_ready() const noexcept {
+  return !k.cpu(t.cpu).need_resched;
+}
 
 void Kernel::CondReschedAwait::await_suspend(std::coroutine_handle<> h) {
   Cpu& c = k.park(t, h, false);

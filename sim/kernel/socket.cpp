@@ -116,7 +116,7 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
     if (s.wq.waiter) wake_up(s.wq, ctx_cpu(ctx), /*sync=*/true);
     return;
   }
-  ep->napi_id = s.napi_id;  // ep_set_busy_poll_napi_id(), before the mask check
+  ep->napi_id = s.napi_id;                // ep_set_busy_poll_napi_id(), before the mask check
   if (!(s.ep_events & kEpollIn)) return;  // ep_poll_callback(): !(pollflags & epi->event.events)
   if (!s.on_ready_list) {
     ep->ready.push_back(s.id);
@@ -272,9 +272,10 @@ std::int64_t Kernel::recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos
   s.rx_avail -= n;
   s.rfs_cpu = t.cpu;  // sock_rps_record_flow()
   // Copying payload that a NIC DMA'd into another node's memory (numa_remote_ns, sim/hw/nic.hpp).
-  const Nanos remote = n > 0 && s.nic >= 0
-                           ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
-                           : 0;
+  const Nanos remote =
+      n > 0 && s.nic >= 0
+          ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
+          : 0;
   *cost = costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote;
   return n;
 }
@@ -300,7 +301,8 @@ Proc<std::int64_t> Kernel::sys_recv_wait(Task& t, Socket& s, std::int64_t max_by
   // tcp_recvmsg_locked(): "if (sk_can_busy_loop(sk) && skb_queue_empty_lockless(...))
   // sk_busy_loop(sk, nonblock)" before sk_wait_data() puts the task to sleep.
   if (s.rx_avail == 0) co_await sk_busy_loop(t, s);
-  while (s.rx_avail == 0) co_await sleep_on(t, s.wq);  // sk_wait_data()
+  while (s.rx_avail == 0)
+    co_await sleep_on(t, s.wq);  // sk_wait_data()
   co_return co_await sys_recv(t, s, max_bytes);
 }
 

@@ -27,15 +27,15 @@ struct alignas(64) Socket {
   // ---- line 0 ------------------------------------------------------------------------------
   int id = 0;
   int nic = 0;
-  int rx_queue = 0;            // RSS queue its packets arrive on
-  int napi_id = -1;            // sk_napi_id (last NAPI that delivered to it)
-  std::int64_t rx_avail = 0;   // bytes in the receive queue
-  std::int64_t rcv_nxt = 0;    // bytes queued so far (tp->rcv_nxt)
+  int rx_queue = 0;           // RSS queue its packets arrive on
+  int napi_id = -1;           // sk_napi_id (last NAPI that delivered to it)
+  std::int64_t rx_avail = 0;  // bytes in the receive queue
+  std::int64_t rcv_nxt = 0;   // bytes queued so far (tp->rcv_nxt)
   Epoll* ep = nullptr;
-  Task* spinner = nullptr;     // a blocked reader busy-polling until this socket has data
-  std::int64_t rcvbuf = 0;     // sk_rcvbuf (0: flow control not modelled)
-  int rfs_cpu = -1;            // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
-  int lo_peer = -1;            // the other end of a connection over lo (-1: over a NIC)
+  Task* spinner = nullptr;  // a blocked reader busy-polling until this socket has data
+  std::int64_t rcvbuf = 0;  // sk_rcvbuf (0: flow control not modelled)
+  int rfs_cpu = -1;         // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
+  int lo_peer = -1;         // the other end of a connection over lo (-1: over a NIC)
   // ---- line 1 ------------------------------------------------------------------------------
   bool on_ready_list = false;
   std::uint8_t ep_events = kEpollIn;  // epi->event.events: the epoll interest mask (kEpollIn/kEpollOut)
@@ -43,10 +43,10 @@ struct alignas(64) Socket {
   // queueing): each queued skb leaves (rcv_nxt after it, time it became readable) in rx_stamps
   // until the workload consumes it.
   bool rx_timestamps = false;
-  std::uint32_t hash = 0;      // skb->hash (Toeplitz)
-  std::uint64_t rx_skbs = 0;   // statistics
-  std::int64_t ll_usec = 0;    // sk_ll_usec: SO_BUSY_POLL in us (net.core.busy_read by default)
-  WaitQueue wq;                // sk_sleep(sk): a task blocked in recv()/send() without epoll
+  std::uint32_t hash = 0;     // skb->hash (Toeplitz)
+  std::uint64_t rx_skbs = 0;  // statistics
+  std::int64_t ll_usec = 0;   // sk_ll_usec: SO_BUSY_POLL in us (net.core.busy_read by default)
+  WaitQueue wq;               // sk_sleep(sk): a task blocked in recv()/send() without epoll
   // TCP flow control (only for workloads that model it: rcvbuf > 0; stream, loopback).
   std::int64_t sndbuf = 0;     // sk_sndbuf: unacked bytes a sender may queue
   std::int64_t rcv_wup = 0;    // rcv_nxt at the last ACK sent
@@ -89,8 +89,8 @@ class SocketTable {
 struct Epoll {
   int id = 0;
   WaitQueue wq;
-  Fifo<int> ready{16};         // ready list (socket ids), FIFO as ep->rdllist
-  int napi_id = -1;            // ep->napi_id: learned from the last ready socket
+  Fifo<int> ready{16};  // ready list (socket ids), FIFO as ep->rdllist
+  int napi_id = -1;     // ep->napi_id: learned from the last ready socket
   // EPIOCSPARAMS (fs/eventpoll.c): per-epoll busy polling
   std::int64_t busy_poll_usecs = 0;
   std::int64_t busy_poll_budget = 0;

@@ -32,7 +32,9 @@ bool Kernel::in_interrupt(const Cpu& c) const {
   return c.hardirq_active || c.serving_softirq || c.softirq_active || (c.curr && c.curr->bh_disable > 0);
 }
 
-void Kernel::raise_softirq_irqoff(Cpu& c, int nr) { c.softirq_pending |= 1u << nr; }
+void Kernel::raise_softirq_irqoff(Cpu& c, int nr) {
+  c.softirq_pending |= 1u << nr;
+}
 
 void Kernel::raise_softirq(Cpu& c, int nr) {
   raise_softirq_irqoff(c, nr);
@@ -107,7 +109,8 @@ Proc<void> Kernel::handle_softirqs(Ctx ctx, bool /*ksirqd*/) {
 
 Proc<void> Kernel::ksoftirqd_body(Task& t, Cpu& c) {
   for (;;) {
-    while (c.softirq_pending == 0) co_await sleep_on(t, c.ksoftirqd_wq);
+    while (c.softirq_pending == 0)
+      co_await sleep_on(t, c.ksoftirqd_wq);
     // run_ksoftirqd(): softirq work charged to this task (irqtime_account_irq() exception).
     co_await handle_softirqs(Ctx{c.id, &t, 0, CpuClass::kKsoftirqd}, true);
     co_await cond_resched(t);

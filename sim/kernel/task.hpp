@@ -50,14 +50,14 @@ struct ExecPart {
 /// across their boundaries and charges each part's time to its own class.
 struct Slot {
   static constexpr int kMaxNext = 3;
-  std::coroutine_handle<> h;  // resumed when the segment ends (null: nothing to resume)
+  std::coroutine_handle<> h;    // resumed when the segment ends (null: nothing to resume)
   CacheOwner* owner = nullptr;  // whose working set the segment's work touches (null: hardirq)
-  Nanos remaining = 0;        // work left in the current segment (all its parts), ns at full core speed
-  Nanos tail = 0;             // work of the parts after the current one (0: the last or only part)
+  Nanos remaining = 0;          // work left in the current segment (all its parts), ns at full core speed
+  Nanos tail = 0;               // work of the parts after the current one (0: the last or only part)
   CpuClass cls = CpuClass::kSystem;
-  std::uint8_t part = 0;      // next[part] is the part after the current one (if tail > 0)
-  bool active = false;        // a task's body has not ended (interrupt levels: Cpu::hardirq_active, softirq_active)
-  bool waiting = false;       // suspended on something other than CPU work (softirq below it, IPI)
+  std::uint8_t part = 0;        // next[part] is the part after the current one (if tail > 0)
+  bool active = false;          // a task's body has not ended (interrupt levels: Cpu::hardirq_active, softirq_active)
+  bool waiting = false;         // suspended on something other than CPU work (softirq below it, IPI)
   bool part_from_user = false;  // the current part starts at a return to user mode
   std::array<ExecPart, kMaxNext> next{};  // (class, work, from_user) of the parts after the current one
   /// Ends any chain: the segment is one part again (remaining set by the caller).
@@ -87,7 +87,6 @@ enum class TaskState : std::uint8_t { kRunning, kRunnable, kSleeping, kDead };
 // init_task.timer_slack_ns (init/init_task.c v6.6): 50 us, inherited by every task.
 constexpr Nanos kDefaultTimerSlackNs = 50000;
 
-
 // Field order is for the cache: what a wakeup, a context switch and a segment read comes first
 // (the scalars, then the scheduling entity and the execution slot); the name and the statistics
 // last.
@@ -96,11 +95,11 @@ struct Task {
   TaskKind kind = TaskKind::kUser;
   TaskState state = TaskState::kSleeping;
   bool per_cpu_kthread = false;
-  bool spinning = false;     // busy-polling with nothing to do: on CPU, preemption disabled
-  int cpu = -1;              // task_cpu(): CPU whose run queue holds it (or last ran on)
-  int bh_disable = 0;        // local_bh_disable() depth (threaded NAPI, busy poll)
-  unsigned wake_flags = 0;   // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
-  Task* wake_entry = nullptr; // next wakeup on the same call_single_queue (p->wake_entry)
+  bool spinning = false;       // busy-polling with nothing to do: on CPU, preemption disabled
+  int cpu = -1;                // task_cpu(): CPU whose run queue holds it (or last ran on)
+  int bh_disable = 0;          // local_bh_disable() depth (threaded NAPI, busy poll)
+  unsigned wake_flags = 0;     // enqueue flags of a wakeup queued to another CPU (ttwu_queue)
+  Task* wake_entry = nullptr;  // next wakeup on the same call_single_queue (p->wake_entry)
   WaitQueue* waiting_on = nullptr;
   Epoll* ep_poll = nullptr;  // in ep_poll()'s wait loop: resumed only once this epoll has events
   Nanos last_ran = 0;        // for task_hot()
@@ -108,16 +107,15 @@ struct Task {
   Nanos exec_ns = 0;         // statistics: CPU time
   SchedEntity se;
   Slot slot;
-  WakeeInfo wakee;           // select_task_rq_fair bookkeeping (prev cpu, wakee flips)
-  CpuMask allowed;           // cpus_ptr
+  WakeeInfo wakee;  // select_task_rq_fair bookkeeping (prev cpu, wakee flips)
+  CpuMask allowed;  // cpus_ptr
   Proc<void> body;
-  Timer spin_timer;          // the busy-poll deadline
-  Timer sleep_timer;         // hrtimer_sleeper of a timed sleep (epoll_pwait2's timeout)
+  Timer spin_timer;                             // the busy-poll deadline
+  Timer sleep_timer;                            // hrtimer_sleeper of a timed sleep (epoll_pwait2's timeout)
   Nanos timer_slack_ns = kDefaultTimerSlackNs;  // prctl(PR_SET_TIMERSLACK)
   // statistics
   std::uint64_t nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
   std::string name;
 };
-
 
 }  // namespace napisim

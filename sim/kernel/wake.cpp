@@ -59,8 +59,7 @@ bool wake_wide(const Topology& topo, const WakeeInfo& wakee, const WakeeInfo* wa
   unsigned master = waker != nullptr ? waker->wakee_flips : 0U;
   unsigned slave = wakee.wakee_flips;
   const auto factor = static_cast<unsigned>(topo.llc_size());
-  if (master < slave)
-    std::swap(master, slave);
+  if (master < slave) std::swap(master, slave);
   return !(slave < factor || master < slave * factor);
 }
 
@@ -72,10 +71,8 @@ int wake_affine_idle(const Topology& topo, const WakeView& view, int this_cpu, i
   // interrupt-heavy workload cannot drag every task to the IRQ's node.
   if (view.idle_cpu(this_cpu) && topo.share_cache(this_cpu, prev_cpu))
     return view.idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
-  if (sync && view.nr_running(this_cpu) == 1)
-    return this_cpu;
-  if (view.idle_cpu(prev_cpu))
-    return prev_cpu;
+  if (sync && view.nr_running(this_cpu) == 1) return this_cpu;
+  if (view.idle_cpu(prev_cpu)) return prev_cpu;
   return -1;
 }
 
@@ -84,8 +81,7 @@ int wake_affine_weight(const WakeView& view, int imbalance_pct, std::int64_t tas
                        int this_cpu, int prev_cpu, bool sync) {
   std::int64_t this_eff_load = view.cpu_load(this_cpu);
   if (sync) {
-    if (waker_load > this_eff_load)
-      return this_cpu;
+    if (waker_load > this_eff_load) return this_cpu;
     this_eff_load -= waker_load;
   }
   this_eff_load += task_load;
@@ -97,8 +93,7 @@ int wake_affine_weight(const WakeView& view, int imbalance_pct, std::int64_t tas
   prev_eff_load *= 100 + (imbalance_pct - 100) / 2;
   prev_eff_load *= view.capacity(this_cpu);
   // With sync, a tie lets select_idle_sibling() consider stacking the wakee on the waker.
-  if (sync)
-    prev_eff_load += 1;
+  if (sync) prev_eff_load += 1;
 
   return this_eff_load < prev_eff_load ? this_cpu : -1;
 }
@@ -122,11 +117,9 @@ int wake_affine(const Topology& topo, const WakeView& view, const WakeParams& pa
 
 // test_idle_cores() (exact rather than the sd_llc_shared->has_idle_cores hint).
 bool test_idle_cores(const Topology& topo, const WakeView& view, int cpu) {
-  if (!topo.smt_active())
-    return false;
+  if (!topo.smt_active()) return false;
   for (int c : topo.cpus_of_llc(topo.llc_of(cpu))) {
-    if (c >= topo.nr_cores())
-      break;  // thread-0 cpus come first; one check per core
+    if (c >= topo.nr_cores()) break;  // thread-0 cpus come first; one check per core
     bool all_idle = true;
     const CpuMask& smt = topo.smt_mask(c);
     for (int t = smt.first(); t != -1; t = smt.next(t)) {
@@ -135,8 +128,7 @@ bool test_idle_cores(const Topology& topo, const WakeView& view, int cpu) {
         break;
       }
     }
-    if (all_idle)
-      return true;
+    if (all_idle) return true;
   }
   return false;
 }
@@ -181,11 +173,9 @@ int select_idle_core(const Topology& topo, const WakeView& view, int core_cpu, C
       }
       break;
     }
-    if (idle_cpu == -1 && cpus.test(cpu))
-      idle_cpu = cpu;
+    if (idle_cpu == -1 && cpus.test(cpu)) idle_cpu = cpu;
   }
-  if (idle)
-    return core_cpu;
+  if (idle) return core_cpu;
   cpus.and_not(smt);
   return -1;
 }
@@ -194,12 +184,9 @@ int select_idle_core(const Topology& topo, const WakeView& view, int core_cpu, C
 int select_idle_smt(const Topology& topo, const WakeView& view, const CpuMask& allowed, int target) {
   const CpuMask& smt = topo.smt_mask(target);
   for (int cpu = smt.first(); cpu != -1; cpu = smt.next(cpu)) {
-    if (cpu == target || !allowed.test(cpu))
-      continue;
-    if (!topo.share_cache(cpu, target))
-      continue;  // sibling outside target's sd_llc (never here)
-    if (idle_or_sched_idle(view, cpu))
-      return cpu;
+    if (cpu == target || !allowed.test(cpu)) continue;
+    if (!topo.share_cache(cpu, target)) continue;  // sibling outside target's sd_llc (never here)
+    if (idle_or_sched_idle(view, cpu)) return cpu;
   }
   return -1;
 }
@@ -214,8 +201,7 @@ int select_idle_cpu(const Topology& topo, const WakeView& view, const WakeParams
     // "because !--nr is the condition to stop scan"
     nr = view.llc_nr_idle_scan(topo, params.imbalance_pct, llc) + 1;
     // "overloaded LLC is unlikely to have idle cpu/core"
-    if (nr == 1)
-      return -1;
+    if (nr == 1) return -1;
   }
 
   int idle_cpu = -1;
@@ -245,11 +231,9 @@ int select_idle_cpu(const Topology& topo, const WakeView& view, const WakeParams
   // target. Each step re-reads `cpus`, so cores dropped by select_idle_core() are skipped.
   const int start = target + 1 < topo.nr_cpus() ? target + 1 : 0;
   for (int cpu = cpus.next(start - 1); cpu != -1; cpu = cpus.next(cpu))
-    if (step(cpu))
-      return result;
+    if (step(cpu)) return result;
   for (int cpu = cpus.first(); cpu != -1 && cpu < start; cpu = cpus.next(cpu))
-    if (step(cpu))
-      return result;
+    if (step(cpu)) return result;
 
   // has_idle_core and no idle core found: the kernel clears the hint (set_idle_cores(false))
   // and returns the first idle thread seen. Without has_idle_core, nothing was idle.
@@ -262,17 +246,14 @@ int select_idle_sibling(const Topology& topo, const WakeView& view, const WakePa
   NAPISIM_ASSERT(valid_cpu(topo, prev) && valid_cpu(topo, target) && valid_cpu(topo, this_cpu), "cpu out of range");
   const CpuMask& allowed = allowed_of(topo, wakee);
 
-  if (idle_or_sched_idle(view, target))
-    return target;
+  if (idle_or_sched_idle(view, target)) return target;
 
   // "If the previous CPU is cache affine and idle, don't be stupid."
-  if (prev != target && topo.share_cache(prev, target) && idle_or_sched_idle(view, prev))
-    return prev;
+  if (prev != target && topo.share_cache(prev, target) && idle_or_sched_idle(view, prev)) return prev;
 
   // A per-cpu kthread (in task context) waking the task whose previous cpu it runs on: treat as
   // a sync wakeup and stack (e.g. I/O completion).
-  if (waker_is_per_cpu_kthread && prev == this_cpu && view.nr_running(this_cpu) <= 1)
-    return prev;
+  if (waker_is_per_cpu_kthread && prev == this_cpu && view.nr_running(this_cpu) <= 1) return prev;
 
   // A recently used cpu as a potential idle candidate.
   const int recent_used_cpu = wakee.recent_used_cpu;
@@ -287,14 +268,12 @@ int select_idle_sibling(const Topology& topo, const WakeView& view, const WakePa
     has_idle_core = test_idle_cores(topo, view, target);
     if (!has_idle_core && topo.share_cache(prev, target)) {
       const int i = select_idle_smt(topo, view, allowed, prev);
-      if (i != -1)
-        return i;
+      if (i != -1) return i;
     }
   }
 
   const int i = select_idle_cpu(topo, view, params, allowed, has_idle_core, target);
-  if (i != -1)
-    return i;
+  if (i != -1) return i;
   return target;
 }
 
@@ -304,8 +283,7 @@ int select_fallback_rq(const Topology& topo, const CpuMask& allowed, int cpu) {
   NAPISIM_ASSERT(allowed.any(), "empty cpus_allowed mask");
   const CpuMask& node = topo.node_mask(topo.node_of(cpu));
   for (int c = node.first(); c != -1; c = node.next(c))
-    if (allowed.test(c))
-      return c;
+    if (allowed.test(c)) return c;
   return allowed.first();
 }
 
@@ -323,8 +301,7 @@ int select_task_rq_fair(const Topology& topo, const WakeView& view, const WakePa
     // select_task_rq(): nr_cpus_allowed == 1 never calls into the class.
     cpu = allowed.first();
   } else {
-    if (waker != nullptr)
-      record_wakee(*waker, wakee, now);
+    if (waker != nullptr) record_wakee(*waker, wakee, now);
     const bool want_affine = params.wake_affine && !wake_wide(topo, wakee, waker, this_cpu) && allowed.test(this_cpu);
 
     int new_cpu = prev_cpu;
@@ -336,23 +313,18 @@ int select_task_rq_fair(const Topology& topo, const WakeView& view, const WakePa
     cpu = select_idle_sibling(topo, view, params, wakee, prev_cpu, new_cpu, this_cpu, waker_is_per_cpu_kthread);
   }
   // select_task_rq(): "if (unlikely(!is_cpu_allowed(p, cpu)))".
-  if (!allowed.test(cpu))
-    cpu = select_fallback_rq(topo, allowed, prev_cpu);
+  if (!allowed.test(cpu)) cpu = select_fallback_rq(topo, allowed, prev_cpu);
   return cpu;
 }
 
 // ttwu_queue_cond() behind sched_feat(TTWU_QUEUE), kernel/sched/core.c v6.6.
 bool ttwu_queue_wakelist(const Topology& topo, const WakeView& view, const WakeParams& params, const CpuMask* allowed,
                          int cpu, int this_cpu) {
-  if (!params.ttwu_queue)
-    return false;
-  if (allowed != nullptr && !allowed->test(cpu))
-    return false;
+  if (!params.ttwu_queue) return false;
+  if (allowed != nullptr && !allowed->test(cpu)) return false;
   // Not sharing a cache: queue remotely to avoid touching remote runqueue data.
-  if (!topo.share_cache(this_cpu, cpu))
-    return true;
-  if (cpu == this_cpu)
-    return false;
+  if (!topo.share_cache(this_cpu, cpu)) return true;
+  if (cpu == this_cpu) return false;
   // Offload the activation to an idle (or soon idle) wakee cpu.
   return view.nr_running(cpu) == 0;
 }
@@ -381,11 +353,9 @@ int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, B
   int busiest_nr = 1;  // a lone task is never pulled by this path
   std::int64_t busiest_load = 0;
   for (int c = span->first(); c != -1; c = span->next(c)) {
-    if (c == this_cpu)
-      continue;
+    if (c == this_cpu) continue;
     const int nr = view.nr_running(c);
-    if (nr < busiest_nr || (nr == busiest_nr && busiest == -1))
-      continue;
+    if (nr < busiest_nr || (nr == busiest_nr && busiest == -1)) continue;
     const std::int64_t load = view.cpu_load(c);
     if (nr > busiest_nr || load > busiest_load) {
       busiest = c;
@@ -398,10 +368,8 @@ int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, B
 
 // task_hot(), kernel/sched/fair.c v6.6: the sysctl_sched_migration_cost test.
 bool task_hot(Nanos now, Nanos last_ran, Nanos migration_cost) {
-  if (migration_cost == -1)
-    return true;
-  if (migration_cost == 0)
-    return false;
+  if (migration_cost == -1) return true;
+  if (migration_cost == 0) return false;
   return now - last_ran < migration_cost;
 }
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -480,7 +480,8 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
       }
     }
   } catch (...) {
-    for (const Staged& s : staged) ::unlink(s.tmp.c_str());
+    for (const Staged& s : staged)
+      ::unlink(s.tmp.c_str());
     throw;
   }
   // Every file is written: only renames are left, which do not run out of space.
@@ -488,7 +489,8 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
     try {
       commit_file(staged[i]);
     } catch (...) {
-      for (std::size_t j = i + 1; j < staged.size(); ++j) ::unlink(staged[j].tmp.c_str());
+      for (std::size_t j = i + 1; j < staged.size(); ++j)
+        ::unlink(staged[j].tmp.c_str());
       throw;
     }
   }
@@ -671,7 +673,8 @@ std::string format_mutilate(const Json& result) {
     const Json* r = find(m, row);
     const char* keys[] = {"avg", "std", "min", "p5", "p10", "p50", "p90", "p95", "p99"};
     out += strf("%-7s", row);
-    for (const char* k : keys) out += strf(" %7.1f", num_or(find(r, k), 0.0));
+    for (const char* k : keys)
+      out += strf(" %7.1f", num_or(find(r, k), 0.0));
     out += "\n";
   }
   const long long gets = int_or(find(m, "gets"), 0), sets = int_or(find(m, "sets"), 0);
@@ -679,7 +682,8 @@ std::string format_mutilate(const Json& result) {
   const double secs = num_or(find(m, "seconds"), 0.0);
   out += strf("\nTotal QPS = %.1f (%lld / %.1fs)\n\n", secs > 0 ? static_cast<double>(total) / secs : 0.0, total, secs);
   const long long misses = int_or(find(m, "misses"), 0), skips = int_or(find(m, "skips"), 0);
-  out += strf("Misses = %lld (%.1f%%)\n", misses, gets > 0 ? 100.0 * static_cast<double>(misses) / static_cast<double>(gets) : 0.0);
+  out += strf("Misses = %lld (%.1f%%)\n", misses,
+              gets > 0 ? 100.0 * static_cast<double>(misses) / static_cast<double>(gets) : 0.0);
   out += strf("Skipped TXs = %lld (%.1f%%)\n\n", skips,
               total > 0 ? 100.0 * static_cast<double>(skips) / static_cast<double>(total) : 0.0);
   const long long rx = int_or(find(m, "rx_bytes"), 0), tx = int_or(find(m, "tx_bytes"), 0);

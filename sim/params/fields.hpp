@@ -162,7 +162,7 @@ struct Constraint {
 // at compile time that the member type is supported and the constraint fits it.
 template <class Derived>
 class FieldVisitor {
-public:
+ public:
   template <class C, class M>
   void operator()(std::string_view name, M C::*member, std::string_view unit, std::string_view doc) {
     static_assert(is_supported_field<M>(),
@@ -210,7 +210,7 @@ public:
 // ---- names ----
 
 class NameCollector : public FieldVisitor<NameCollector> {
-public:
+ public:
   template <class C, class M>
   void field(std::string_view name, M C::*, std::string_view, std::string_view, const Constraint&) {
     NAPISIM_ASSERT(std::find(names_.begin(), names_.end(), name) == names_.end(),
@@ -219,7 +219,7 @@ public:
   }
   std::vector<std::string>& names() { return names_; }
 
-private:
+ private:
   std::vector<std::string> names_;
 };
 
@@ -263,8 +263,7 @@ void parse_value(T& out, const Json& j, const std::string& path, const Constrain
       out = std::move(v);
     }
   } else if constexpr (kIsVector<T>) {
-    if (!j.is_array())
-      throw_type_error(path, "array", false, j);
+    if (!j.is_array()) throw_type_error(path, "array", false, j);
     if (j.size() > c.max_items)  // before the elements: their checks may cost more than the parse
       throw ConfigError(path, "expected an array of at most " + std::to_string(c.max_items) + " elements, got " +
                                   std::to_string(j.size()));
@@ -286,18 +285,17 @@ void parse_value(T& out, const Json& j, const std::string& path, const Constrain
 
 template <class P>
 class Parser : public FieldVisitor<Parser<P>> {
-public:
+ public:
   Parser(P& out, const Json& obj, const std::string& path) : out_(out), obj_(obj), path_(path) {}
 
   template <class C, class M>
   void field(std::string_view name, M C::*member, std::string_view, std::string_view, const Constraint& c) {
     static_assert(std::is_base_of_v<C, P>, "napisim params: member pointer of an unrelated struct");
     const auto it = obj_.find(name);
-    if (it != obj_.end())
-      parse_value(out_.*member, *it, json_pointer_append(path_, name), c);
+    if (it != obj_.end()) parse_value(out_.*member, *it, json_pointer_append(path_, name), c);
   }
 
-private:
+ private:
   P& out_;
   const Json& obj_;
   const std::string& path_;
@@ -305,10 +303,8 @@ private:
 
 template <class P>
 void parse_object(P& out, const Json& j, const std::string& path) {
-  if (j.is_null())
-    return;
-  if (!j.is_object())
-    throw_type_error(path, "object", false, j);
+  if (j.is_null()) return;
+  if (!j.is_object()) throw_type_error(path, "object", false, j);
   // Unknown keys first: a typo is the likeliest mistake and must never fall back to a default silently.
   const std::vector<std::string>& names = declared_names<P>();
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -343,7 +339,7 @@ Json value_to_json(const T& v) {
 
 template <class P>
 class Writer : public FieldVisitor<Writer<P>> {
-public:
+ public:
   Writer(const P& in, Json& out) : in_(in), out_(out) {}
 
   template <class C, class M>
@@ -351,7 +347,7 @@ public:
     out_[std::string(name)] = value_to_json(in_.*member);
   }
 
-private:
+ private:
   const P& in_;
   Json& out_;
 };
@@ -381,8 +377,7 @@ Json scalar_schema(const Constraint& c, bool nullable) {
     // Integer bounds print as integers; types narrower than int64 also carry their own limits.
     const auto bound = [](double b) {
       const bool in_int64 = b > -9.2e18 && b < 9.2e18;
-      if (kIsInteger<T> && in_int64 && b == std::trunc(b))
-        return Json(static_cast<std::int64_t>(b));
+      if (kIsInteger<T> && in_int64 && b == std::trunc(b)) return Json(static_cast<std::int64_t>(b));
       return Json(b);
     };
     constexpr bool kNarrow = kIsInteger<T> && sizeof(T) < sizeof(std::int64_t);
@@ -401,8 +396,7 @@ Json scalar_schema(const Constraint& c, bool nullable) {
     Json values = Json::array();
     for (const auto& v : c.choices->values)
       values.push_back(v);
-    if (nullable)
-      values.push_back(nullptr);
+    if (nullable) values.push_back(nullptr);
     s["enum"] = std::move(values);
   }
   return s;
@@ -430,7 +424,7 @@ Json type_schema(const T& defaults, const Constraint& c) {
 
 template <class P>
 class SchemaBuilder : public FieldVisitor<SchemaBuilder<P>> {
-public:
+ public:
   SchemaBuilder(const P& defaults, Json& properties) : defaults_(defaults), properties_(properties) {}
 
   template <class C, class M>
@@ -439,21 +433,18 @@ public:
     Json body = type_schema(def, c);
     // Order for human readers: type, description, default, then the rest.
     Json prop = Json::object();
-    if (body.contains("type"))
-      prop["type"] = body["type"];
+    if (body.contains("type")) prop["type"] = body["type"];
     std::string description(doc);
-    if (!unit.empty())
-      description += " [" + std::string(unit) + "]";
+    if (!unit.empty()) description += " [" + std::string(unit) + "]";
     prop["description"] = description;
     prop["default"] = value_to_json(def);
     for (auto it = body.begin(); it != body.end(); ++it) {
-      if (it.key() != "type")
-        prop[it.key()] = it.value();
+      if (it.key() != "type") prop[it.key()] = it.value();
     }
     properties_[std::string(name)] = std::move(prop);
   }
 
-private:
+ private:
   const P& defaults_;
   Json& properties_;
 };
@@ -497,8 +488,7 @@ std::string constraint_text(const Constraint& c) {
     const std::string items = "at most " + std::to_string(c.max_items) + " items";
     return c.range ? bounds_text(c.range->lo, c.range->hi) + ", " + items : items;
   }
-  if (c.range)
-    return bounds_text(c.range->lo, c.range->hi);
+  if (c.range) return bounds_text(c.range->lo, c.range->hi);
   if (c.choices) {
     std::string s = "one of ";
     for (std::size_t i = 0; i < c.choices->values.size(); ++i)
@@ -513,7 +503,7 @@ void describe_object(const P& defaults, const std::string& prefix, std::vector<F
 
 template <class P>
 class Describer : public FieldVisitor<Describer<P>> {
-public:
+ public:
   Describer(const P& defaults, const std::string& prefix, std::vector<FieldInfo>& rows)
       : defaults_(defaults)
       , prefix_(prefix)
@@ -523,17 +513,16 @@ public:
   void field(std::string_view name, M C::*member, std::string_view unit, std::string_view doc, const Constraint& c) {
     const M& def = defaults_.*member;
     const std::string full = prefix_ + std::string(name);
-    rows_.push_back(
-        FieldInfo{full, type_name<M>(), std::string(unit), std::string(doc), value_to_json(def), constraint_text<M>(c)});
+    rows_.push_back(FieldInfo{full, type_name<M>(), std::string(unit), std::string(doc), value_to_json(def),
+                              constraint_text<M>(c)});
     if constexpr (ParamStruct<M>) {
       describe_object(def, full + ".", rows_);
     } else if constexpr (kIsVector<M>) {
-      if constexpr (ParamStruct<typename M::value_type>)
-        describe_object(typename M::value_type{}, full + "[].", rows_);
+      if constexpr (ParamStruct<typename M::value_type>) describe_object(typename M::value_type{}, full + "[].", rows_);
     }
   }
 
-private:
+ private:
   const P& defaults_;
   const std::string& prefix_;
   std::vector<FieldInfo>& rows_;

@@ -29,7 +29,7 @@ constexpr std::size_t kMaxQuotedChars = 40;  // strings quoted in messages are c
 // overflows. (nlohmann's callback parser, used before, scans the enclosing array for discarded values after
 // every object it ends: quadratic in a long array of objects, an hour for a million `changes`.)
 class StrictSax {
-public:
+ public:
   explicit StrictSax(Json& doc) : dom_(doc, /*allow_exceptions=*/false) {}
 
   bool null() { return scalar(dom_.null()); }
@@ -46,8 +46,7 @@ public:
   bool key(Json::string_t& k) {
     Frame& f = frames_.back();
     f.key = k;
-    if (!f.keys.insert(k).second && !duplicate_)
-      duplicate_ = pointer_to(k);
+    if (!f.keys.insert(k).second && !duplicate_) duplicate_ = pointer_to(k);
     return dom_.key(k);
   }
   bool end_object() {
@@ -78,7 +77,7 @@ public:
   const std::optional<Error>& error() const { return error_; }
   const std::optional<std::string>& duplicate() const { return duplicate_; }
 
-private:
+ private:
   struct Frame {
     bool is_array;
     std::size_t next_index;
@@ -87,8 +86,7 @@ private:
   };
 
   bool scalar(bool ok) {
-    if (!frames_.empty() && frames_.back().is_array)
-      ++frames_.back().next_index;
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().next_index;
     return ok;
   }
 
@@ -99,14 +97,13 @@ private:
       tokens_.push_back(parent.is_array ? std::to_string(parent.next_index++) : parent.key);
     }
     if (frames_.size() >= kMaxJsonNesting)
-      throw ConfigError(pointer(), "nesting deeper than " + std::to_string(kMaxJsonNesting) +
-                                       " levels (a scenario needs a handful)");
+      throw ConfigError(
+          pointer(), "nesting deeper than " + std::to_string(kMaxJsonNesting) + " levels (a scenario needs a handful)");
     frames_.push_back(Frame{is_array, 0, {}, {}});
   }
   void leave() {
     frames_.pop_back();
-    if (!frames_.empty())
-      tokens_.pop_back();
+    if (!frames_.empty()) tokens_.pop_back();
   }
 
   // The JSON pointer of the current container ("" for the document), of one of its members, and of the value
@@ -120,8 +117,7 @@ private:
   std::string pointer() const { return tokens_.empty() ? "/" : path(); }
   std::string pointer_to(const std::string& key) const { return json_pointer_append(path(), key); }
   std::string value_pointer() const {
-    if (frames_.empty())
-      return "/";
+    if (frames_.empty()) return "/";
     const Frame& f = frames_.back();
     return f.is_array ? json_pointer_append(path(), f.next_index) : pointer_to(f.key);
   }
@@ -174,8 +170,7 @@ struct SetToken {
 std::vector<SetToken> split_set_path(std::string_view path, const std::string& assignment) {
   std::vector<SetToken> tokens;
   const auto bad = [&](const std::string& why) { return ConfigError("/", set_message(assignment, why)); };
-  if (path.empty())
-    throw bad("empty path");
+  if (path.empty()) throw bad("empty path");
   if (path.front() == '/') {
     // RFC 6901: tokens separated by '/', "~1" is '/', "~0" is '~'.
     std::size_t start = 1;
@@ -194,8 +189,7 @@ std::vector<SetToken> split_set_path(std::string_view path, const std::string& a
         }
       }
       tokens.push_back({std::move(token), false});
-      if (end == std::string_view::npos)
-        break;
+      if (end == std::string_view::npos) break;
       start = end + 1;
     }
   } else {
@@ -207,8 +201,7 @@ std::vector<SetToken> split_set_path(std::string_view path, const std::string& a
       // A component is a key, optionally followed by array indices in brackets: clients[0], a[1][-].
       const std::size_t open = token.find('[');
       const std::string_view key = token.substr(0, open);
-      if (key.empty())
-        throw bad("empty path component (use a JSON pointer such as /a/b for unusual keys)");
+      if (key.empty()) throw bad("empty path component (use a JSON pointer such as /a/b for unusual keys)");
       tokens.push_back({std::string(key), false});
       for (std::size_t i = open; i != std::string_view::npos;) {
         const std::size_t close = token.find(']', i);
@@ -217,8 +210,7 @@ std::vector<SetToken> split_set_path(std::string_view path, const std::string& a
         tokens.push_back({std::string(token.substr(i + 1, close - i - 1)), true});
         i = close + 1 == token.size() ? std::string_view::npos : close + 1;
       }
-      if (end == std::string_view::npos)
-        break;
+      if (end == std::string_view::npos) break;
       start = end + 1;
     }
   }
@@ -227,14 +219,11 @@ std::vector<SetToken> split_set_path(std::string_view path, const std::string& a
 
 // RFC 6901 array index: "0" or digits without a leading zero, small enough for size_t.
 std::optional<std::size_t> array_index(const std::string& token) {
-  if (token.empty() || token.size() > 18)
-    return std::nullopt;
-  if (token.size() > 1 && token[0] == '0')
-    return std::nullopt;
+  if (token.empty() || token.size() > 18) return std::nullopt;
+  if (token.size() > 1 && token[0] == '0') return std::nullopt;
   std::size_t v = 0;
   for (char ch : token) {
-    if (ch < '0' || ch > '9')
-      return std::nullopt;
+    if (ch < '0' || ch > '9') return std::nullopt;
     v = v * 10 + static_cast<std::size_t>(ch - '0');
   }
   return v;
@@ -242,8 +231,7 @@ std::optional<std::size_t> array_index(const std::string& token) {
 
 // Index that `token` selects in array `arr` for --set; "-" selects one past the end (append).
 std::size_t set_index(const Json& arr, const std::string& token, const std::string& path, const std::string& whole) {
-  if (token == "-")
-    return arr.size();
+  if (token == "-") return arr.size();
   const std::optional<std::size_t> index = array_index(token);
   if (!index)
     throw ConfigError(path, set_message(whole, "'" + token + "' is not an array index (use 0, 1, ... or - to append)"));
@@ -265,19 +253,15 @@ struct Integral {
 };
 
 std::optional<Integral> integral_value(const Json& j) {
-  if (j.is_number_unsigned())
-    return Integral{false, j.get<std::uint64_t>(), false};
+  if (j.is_number_unsigned()) return Integral{false, j.get<std::uint64_t>(), false};
   if (j.is_number_integer()) {
     const std::int64_t i = j.get<std::int64_t>();
-    if (i >= 0)
-      return Integral{false, static_cast<std::uint64_t>(i), false};
+    if (i >= 0) return Integral{false, static_cast<std::uint64_t>(i), false};
     return Integral{true, static_cast<std::uint64_t>(-(i + 1)) + 1, false};
   }
   const double d = j.get<double>();
-  if (!std::isfinite(d) || d != std::trunc(d))
-    return std::nullopt;
-  if (std::fabs(d) >= 18446744073709551616.0)
-    return Integral{d < 0, 0, true};
+  if (!std::isfinite(d) || d != std::trunc(d)) return std::nullopt;
+  if (std::fabs(d) >= 18446744073709551616.0) return Integral{d < 0, 0, true};
   return Integral{d < 0, static_cast<std::uint64_t>(std::fabs(d)), false};
 }
 
@@ -288,12 +272,9 @@ std::string number_text(const Json& j) {
 
 // "integer in [lo, hi]", "integer >= lo", "integer <= hi" or "integer"; empty texts are open sides.
 std::string expectation(const char* kind, const std::string& lo, const std::string& hi) {
-  if (!lo.empty() && !hi.empty())
-    return std::string(kind) + " in [" + lo + ", " + hi + "]";
-  if (!lo.empty())
-    return std::string(kind) + " >= " + lo;
-  if (!hi.empty())
-    return std::string(kind) + " <= " + hi;
+  if (!lo.empty() && !hi.empty()) return std::string(kind) + " in [" + lo + ", " + hi + "]";
+  if (!lo.empty()) return std::string(kind) + " >= " + lo;
+  if (!hi.empty()) return std::string(kind) + " <= " + hi;
   return kind;
 }
 
@@ -315,22 +296,21 @@ Json parse_json_text(std::string_view text, const std::string& source_name) {
   StrictSax sax(doc);
   if (!Json::sax_parse(text.begin(), text.end(), &sax)) {
     const StrictSax::Error& e = *sax.error();
-    if (e.id != 406)
-      throw ConfigError("/", source_name + ": " + describe_parse_error(e.what));
+    if (e.id != 406) throw ConfigError("/", source_name + ": " + describe_parse_error(e.what));
     // A number literal beyond double's range: nlohmann's message has no position, only the byte offset after it.
     const std::size_t start = e.position >= e.token.size() ? e.position - e.token.size() : 0;
-    throw ConfigError(e.pointer, source_name + ": invalid JSON at " + line_column(text, start) + ": number overflow "
-                                     "parsing '" + e.token + "' (beyond the range of a double)");
+    throw ConfigError(e.pointer, source_name + ": invalid JSON at " + line_column(text, start) +
+                                     ": number overflow "
+                                     "parsing '" +
+                                     e.token + "' (beyond the range of a double)");
   }
-  if (sax.duplicate())
-    throw ConfigError(*sax.duplicate(), "duplicate key in " + source_name);
+  if (sax.duplicate()) throw ConfigError(*sax.duplicate(), "duplicate key in " + source_name);
   return doc;
 }
 
 std::string byte_limit_text(std::size_t bytes) {
   constexpr std::size_t kMiB = std::size_t{1} << 20;
-  if (bytes % kMiB == 0)
-    return std::to_string(bytes / kMiB) + " MiB (" + std::to_string(bytes) + " bytes)";
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB (" + std::to_string(bytes) + " bytes)";
   return std::to_string(bytes) + " bytes";
 }
 
@@ -341,52 +321,47 @@ bool read_file_bounded(const std::string& file, std::size_t max_bytes,
     return ConfigError(pointer, "cannot read " + what + " '" + file + "': " + std::strerror(err));
   };
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.c_str(), "rb"), &std::fclose);
-  if (!f)
-    throw fail(errno);
+  if (!f) throw fail(errno);
   char buf[1 << 16];
   std::size_t total = 0;
   while (true) {
     // One byte past the limit tells a file at the limit from a longer one.
     const std::size_t want = std::min(sizeof buf, max_bytes - total + 1);
     const std::size_t n = std::fread(buf, 1, want, f.get());
-    if (n == 0)
-      break;
-    if (total + n > max_bytes)
-      return false;
+    if (n == 0) break;
+    if (total + n > max_bytes) return false;
     chunk(std::string_view(buf, n));
     total += n;
   }
-  if (std::ferror(f.get()))
-    throw fail(errno);  // e.g. EISDIR: fopen succeeds on a directory
+  if (std::ferror(f.get())) throw fail(errno);  // e.g. EISDIR: fopen succeeds on a directory
   return true;
 }
 
 Json load_json_file(const std::string& file) {
   std::string text;
-  if (!read_file_bounded(file, kMaxJsonFileBytes, [&text](std::string_view c) { text.append(c); }, "/",
-                         "scenario file"))
-    throw ConfigError("/", "scenario file '" + file + "' is larger than the limit of " +
-                               byte_limit_text(kMaxJsonFileBytes));
+  if (!read_file_bounded(
+          file, kMaxJsonFileBytes, [&text](std::string_view c) { text.append(c); }, "/", "scenario file"))
+    throw ConfigError("/",
+                      "scenario file '" + file + "' is larger than the limit of " + byte_limit_text(kMaxJsonFileBytes));
   return parse_json_text(text, file);
 }
 
 void apply_set(Json& doc, std::string_view assignment) {
   const std::string whole(assignment);
   const std::size_t eq = assignment.find('=');
-  if (eq == std::string_view::npos)
-    throw ConfigError("/", "--set expects path=value, got '" + whole + "'");
+  if (eq == std::string_view::npos) throw ConfigError("/", "--set expects path=value, got '" + whole + "'");
   const std::vector<SetToken> tokens = split_set_path(assignment.substr(0, eq), whole);
   const std::string value_text(assignment.substr(eq + 1));
   Json value = Json::parse(
       value_text,
       [&whole](int depth, Json::parse_event_t, Json&) {
         if (static_cast<std::size_t>(depth) > kMaxJsonNesting)
-          throw ConfigError("/", set_message(whole, "nesting deeper than " + std::to_string(kMaxJsonNesting) + " levels"));
+          throw ConfigError("/",
+                            set_message(whole, "nesting deeper than " + std::to_string(kMaxJsonNesting) + " levels"));
         return true;
       },
       /*allow_exceptions=*/false);
-  if (value.is_discarded())
-    value = value_text;  // not JSON: a bare string such as threaded or 0-3
+  if (value.is_discarded()) value = value_text;  // not JSON: a bare string such as threaded or 0-3
 
   // Walk (creating missing members and appended elements as null), then assign once at the end. Only existing
   // arrays and scalars can fail the walk, and they fail before anything is created.
@@ -402,8 +377,7 @@ void apply_set(Json& doc, std::string_view assignment) {
       path = json_pointer_append(path, token);
     } else if (cur->is_array()) {
       const std::size_t index = set_index(*cur, token, path, whole);
-      if (index == cur->size())
-        cur->push_back(nullptr);
+      if (index == cur->size()) cur->push_back(nullptr);
       cur = &(*cur)[index];
       path = json_pointer_append(path, index);
     } else {
@@ -445,8 +419,7 @@ std::string describe_json_value(const Json& v) {
       return "number " + format_number(v.get<double>());
     case Json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      if (s.size() <= kMaxQuotedChars)
-        return "string " + v.dump(-1, ' ', false, Json::error_handler_t::replace);
+      if (s.size() <= kMaxQuotedChars) return "string " + v.dump(-1, ' ', false, Json::error_handler_t::replace);
       return "string " + Json(s.substr(0, kMaxQuotedChars)).dump(-1, ' ', false, Json::error_handler_t::replace) +
              "...";
     }
@@ -471,11 +444,9 @@ std::string format_number(double x) {
 std::string format_description(const std::vector<FieldInfo>& rows) {
   constexpr std::size_t kMaxDefaultChars = 32;
   const auto default_text = [](const Json& d) {
-    if (d.is_object() && !d.empty())
-      return std::string("{...}");
+    if (d.is_object() && !d.empty()) return std::string("{...}");
     std::string s = d.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (s.size() > kMaxDefaultChars)
-      s = s.substr(0, kMaxDefaultChars - 3) + "...";
+    if (s.size() > kMaxDefaultChars) s = s.substr(0, kMaxDefaultChars - 3) + "...";
     return s;
   };
   std::vector<std::vector<std::string>> table;
@@ -492,8 +463,7 @@ std::string format_description(const std::vector<FieldInfo>& rows) {
     std::string text;
     for (std::size_t c = 0; c < line.size(); ++c) {
       text += line[c];
-      if (c + 1 < line.size())
-        text += std::string(width[c] - line[c].size() + 2, ' ');
+      if (c + 1 < line.size()) text += std::string(width[c] - line[c].size() + 2, ' ');
     }
     text.erase(text.find_last_not_of(' ') + 1);  // no trailing blanks when the last columns are empty
     out += text + '\n';
@@ -508,20 +478,16 @@ namespace detail {
 std::string bounds_text(double lo, double hi) {
   const std::string lo_text = lo > -kInf ? format_number(lo) : "";
   const std::string hi_text = hi < kInf ? format_number(hi) : "";
-  if (!lo_text.empty() && !hi_text.empty())
-    return "[" + lo_text + ", " + hi_text + "]";
-  if (!lo_text.empty())
-    return ">= " + lo_text;
-  if (!hi_text.empty())
-    return "<= " + hi_text;
+  if (!lo_text.empty() && !hi_text.empty()) return "[" + lo_text + ", " + hi_text + "]";
+  if (!lo_text.empty()) return ">= " + lo_text;
+  if (!hi_text.empty()) return "<= " + hi_text;
   return "";
 }
 
 std::string quoted_list(const std::vector<std::string>& values) {
   std::string out;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i)
-      out += ", ";
+    if (i) out += ", ";
     out += Json(values[i]).dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   return out;
@@ -555,8 +521,7 @@ void throw_type_error(const std::string& path, std::string_view expected, bool n
 }
 
 void throw_unknown_key(const std::string& key_path, const std::string& key, const std::vector<std::string>& known) {
-  if (known.empty())
-    throw ConfigError(key_path, "unknown key; this object takes no keys");
+  if (known.empty()) throw ConfigError(key_path, "unknown key; this object takes no keys");
   std::string message = "unknown key; expected one of: ";
   for (std::size_t i = 0; i < known.size(); ++i)
     message += (i ? ", " : "") + known[i];
@@ -570,24 +535,20 @@ void throw_unknown_key(const std::string& key_path, const std::string& key, cons
       suggestion = &name;
     }
   }
-  if (suggestion && best <= 2 && best < key.size())
-    message += " (did you mean \"" + *suggestion + "\"?)";
+  if (suggestion && best <= 2 && best < key.size()) message += " (did you mean \"" + *suggestion + "\"?)";
   throw ConfigError(key_path, message);
 }
 
 bool parse_bool(const Json& j, const std::string& path, bool nullable) {
-  if (!j.is_boolean())
-    throw_type_error(path, "boolean", nullable, j);
+  if (!j.is_boolean()) throw_type_error(path, "boolean", nullable, j);
   return j.get<bool>();
 }
 
 std::int64_t parse_signed(const Json& j, const std::string& path, std::int64_t type_min, std::int64_t type_max,
                           double lo, double hi, bool nullable) {
-  if (!j.is_number())
-    throw_type_error(path, "integer", nullable, j);
+  if (!j.is_number()) throw_type_error(path, "integer", nullable, j);
   const std::optional<Integral> v = integral_value(j);
-  if (!v)
-    throw_type_error(path, "integer", nullable, j);
+  if (!v) throw_type_error(path, "integer", nullable, j);
   const std::uint64_t max_negative = static_cast<std::uint64_t>(-(type_min + 1)) + 1;
   const bool fits = !v->beyond_64_bits &&
                     (v->negative ? v->magnitude <= max_negative : v->magnitude <= static_cast<std::uint64_t>(type_max));
@@ -599,23 +560,19 @@ std::int64_t parse_signed(const Json& j, const std::string& path, std::int64_t t
                                                     narrow || below, narrow || above) +
                                 ", got " + number_text(j));
   };
-  if (!fits)
-    fail(v->negative, !v->negative);
+  if (!fits) fail(v->negative, !v->negative);
   const std::int64_t value =
       v->negative ? -static_cast<std::int64_t>(v->magnitude - 1) - 1 : static_cast<std::int64_t>(v->magnitude);
   const double d = static_cast<double>(value);
-  if (d < lo || d > hi)
-    fail(false, false);
+  if (d < lo || d > hi) fail(false, false);
   return value;
 }
 
 std::uint64_t parse_unsigned(const Json& j, const std::string& path, std::uint64_t type_max, double lo, double hi,
                              bool nullable) {
-  if (!j.is_number())
-    throw_type_error(path, "integer", nullable, j);
+  if (!j.is_number()) throw_type_error(path, "integer", nullable, j);
   const std::optional<Integral> v = integral_value(j);
-  if (!v)
-    throw_type_error(path, "integer", nullable, j);
+  if (!v) throw_type_error(path, "integer", nullable, j);
   const bool fits = !v->beyond_64_bits && (!v->negative || v->magnitude == 0) && v->magnitude <= type_max;
   const bool narrow = type_max != std::numeric_limits<std::uint64_t>::max();
   const auto fail = [&](bool above) {
@@ -624,20 +581,16 @@ std::uint64_t parse_unsigned(const Json& j, const std::string& path, std::uint64
                                                     static_cast<double>(type_max), true, narrow || above) +
                                 ", got " + number_text(j));
   };
-  if (!fits)
-    fail(!v->negative);
+  if (!fits) fail(!v->negative);
   const double d = static_cast<double>(v->magnitude);
-  if (d < lo || d > hi)
-    fail(false);
+  if (d < lo || d > hi) fail(false);
   return v->magnitude;
 }
 
 double parse_double(const Json& j, const std::string& path, double lo, double hi, bool nullable) {
-  if (!j.is_number())
-    throw_type_error(path, "number", nullable, j);
+  if (!j.is_number()) throw_type_error(path, "number", nullable, j);
   const double d = j.get<double>();
-  if (!std::isfinite(d))
-    throw_type_error(path, "finite number", nullable, j);
+  if (!std::isfinite(d)) throw_type_error(path, "finite number", nullable, j);
   if (d < lo || d > hi) {
     const std::string b = bounds_text(lo, hi);
     throw ConfigError(path, "expected number " + (b.front() == '[' ? "in " + b : b) + ", got " + number_text(j));
@@ -647,8 +600,7 @@ double parse_double(const Json& j, const std::string& path, double lo, double hi
 
 std::string parse_string(const Json& j, const std::string& path, const std::vector<std::string>* choices,
                          bool nullable) {
-  if (!j.is_string())
-    throw_type_error(path, "string", nullable, j);
+  if (!j.is_string()) throw_type_error(path, "string", nullable, j);
   const std::string& s = j.get_ref<const std::string&>();
   if (choices && !choices->empty() && std::find(choices->begin(), choices->end(), s) == choices->end()) {
     throw ConfigError(path, "expected one of " + quoted_list(*choices) + ", got " +

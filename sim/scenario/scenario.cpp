@@ -240,7 +240,8 @@ void inherit_server_host(Json& doc) {
         auto on = m.find("nics");
         bool applies = on == m.end() || !on->is_array() || on->empty();
         if (on != m.end() && on->is_array())
-          for (const Json& n : *on) applies = applies || (n.is_number_integer() && n.get<std::int64_t>() == nic);
+          for (const Json& n : *on)
+            applies = applies || (n.is_number_integer() && n.get<std::int64_t>() == nic);
         if (!applies) continue;
         Json copy = m;
         copy.erase("nics");
@@ -294,8 +295,8 @@ void resolve_models(std::vector<ModelSpec>& models, std::size_t nics, const std:
 // A Linux client host: the same checks as the server's host, on its own topology and one NIC.
 void check_client_host(ClientSpec& c, const std::string& p, const std::string& workload) {
   if (!workload_has_linux_client(workload))
-    throw ConfigError(p + "/stack", "workload \"" + workload +
-                                        "\" has no Linux client yet: expected \"idealised\" (or \"auto\")");
+    throw ConfigError(p + "/stack",
+                      "workload \"" + workload + "\" has no Linux client yet: expected \"idealised\" (or \"auto\")");
   try {
     c.topology.validate(p + "/topology");
     check_nic_on_host(c.host_nic, c.topology, p + "/host_nic");
@@ -340,8 +341,8 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
     const std::string p = "/platform/clients/" + std::to_string(i);
     const ClientSpec& c = s.platform.clients[i];
     if (c.nic >= static_cast<std::int64_t>(s.nics.size()))
-      throw ConfigError(p + "/nic", "expected a NIC index < " + std::to_string(s.nics.size()) + ", got " +
-                                        std::to_string(c.nic));
+      throw ConfigError(p + "/nic",
+                        "expected a NIC index < " + std::to_string(s.nics.size()) + ", got " + std::to_string(c.nic));
     // Hosts are named (SimGrid's, or the XML platform's): a client is neither the server nor
     // another client.
     if (c.name == s.platform.server) throw ConfigError(p + "/name", "client \"" + c.name + "\" is the server's host");
@@ -372,13 +373,13 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
     m.params = info.resolve(m.params, p + "/model/params");
     for (std::size_t j = 0; j < m.nics.size(); ++j)
       if (m.nics[j] >= static_cast<std::int64_t>(s.nics.size()))
-        throw ConfigError(p + "/model/nics/" + std::to_string(j), "expected a NIC index < " +
-                                                                      std::to_string(s.nics.size()) + ", got " +
-                                                                      std::to_string(m.nics[j]));
+        throw ConfigError(
+            p + "/model/nics/" + std::to_string(j),
+            "expected a NIC index < " + std::to_string(s.nics.size()) + ", got " + std::to_string(m.nics[j]));
     if (i > 0 && s.changes[i].at_s < s.changes[i - 1].at_s)
-      throw ConfigError(p + "/at_s", "expected changes in time order (at_s >= " +
-                                         std::to_string(s.changes[i - 1].at_s) + "), got " +
-                                         std::to_string(s.changes[i].at_s));
+      throw ConfigError(p + "/at_s",
+                        "expected changes in time order (at_s >= " + std::to_string(s.changes[i - 1].at_s) + "), got " +
+                            std::to_string(s.changes[i].at_s));
   }
   // The trace is checked here, before its loader reads it: a directory, a device or an oversized file
   // fails with what is wrong with it, and its content (not its location) enters the fingerprint.
@@ -394,10 +395,9 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
     s.inputs.push_back(
         read_input_file("/workload/params/file", written, resolved, "trace file", kMaxTraceFileBytes, &lines));
     if (lines.lines() > kMaxTraceRequests + 1)  // the header line, then one request per line
-      throw ConfigError("/workload/params/file", "trace file '" + resolved + "' has " +
-                                                     std::to_string(lines.lines() - 1) +
-                                                     " requests, more than the limit of " +
-                                                     std::to_string(kMaxTraceRequests));
+      throw ConfigError("/workload/params/file",
+                        "trace file '" + resolved + "' has " + std::to_string(lines.lines() - 1) +
+                            " requests, more than the limit of " + std::to_string(kMaxTraceRequests));
   }
   s.workload.params = resolve_workload_params(s.workload.type, s.workload.params, "/workload/params", base_dir);
   if (s.warmup_s + s.duration_s > 1e5) throw ConfigError("/duration_s", "expected warmup_s + duration_s <= 1e5 s");
@@ -406,13 +406,15 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
 
 Json resolve_scenario(const Scenario& s) {
   Json out = params_to_json(s);
-  for (const InputFile& f : s.inputs) out[Json::json_pointer(f.pointer)] = f.path;
+  for (const InputFile& f : s.inputs)
+    out[Json::json_pointer(f.pointer)] = f.path;
   return out;
 }
 
 std::string scenario_sha256(const Scenario& s) {
   Json out = params_to_json(s);
-  for (const InputFile& f : s.inputs) out[Json::json_pointer(f.pointer)] = "sha256:" + f.sha256;
+  for (const InputFile& f : s.inputs)
+    out[Json::json_pointer(f.pointer)] = "sha256:" + f.sha256;
   return sha256_hex(out.dump());
 }
 
@@ -421,22 +423,25 @@ Json scenario_schema() {
   Json out;
   out["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   out["title"] = "napisim scenario";
-  for (auto it = s.begin(); it != s.end(); ++it) out[it.key()] = it.value();
+  for (auto it = s.begin(); it != s.end(); ++it)
+    out[it.key()] = it.value();
   out["description"] = "A scenario file (and each included file) is at most " + byte_limit_text(kMaxJsonFileBytes) +
                        ", nested at most " + std::to_string(kMaxJsonNesting) + " levels";
   if (out.contains("properties") && out["properties"].is_object()) {
     out["properties"]["include"] = {{"type", "array"},
                                     {"items", {{"type", "string"}}},
                                     {"maxItems", kMaxIncludeFiles},
-                                    {"description", "Scenario fragments (paths relative to this file) merged under this "
-                                                    "document; this document's own values take precedence (at most " +
-                                                        std::to_string(kMaxIncludeFiles) + " files read in all)"}};
+                                    {"description",
+                                     "Scenario fragments (paths relative to this file) merged under this "
+                                     "document; this document's own values take precedence (at most " +
+                                         std::to_string(kMaxIncludeFiles) + " files read in all)"}};
     Json& xml = out["properties"]["platform"]["properties"]["xml"];
     xml["description"] =
         xml["description"].get<std::string>() + " (at most " + byte_limit_text(kMaxPlatformFileBytes) + ")";
   }
   Json models;
-  for (const ModelInfo& m : builtin_models().list()) models[m.name] = m.schema();
+  for (const ModelInfo& m : builtin_models().list())
+    models[m.name] = m.schema();
   out["$defs"]["model_params"] = models;
   out["$defs"]["workload_params"] = workload_schema();
   Json& trace = out["$defs"]["workload_params"]["trace"]["properties"]["file"];
@@ -447,7 +452,9 @@ Json scenario_schema() {
   return out;
 }
 
-Json default_scenario() { return parse_json_text(kQuickstartJson, "embedded quickstart scenario"); }
+Json default_scenario() {
+  return parse_json_text(kQuickstartJson, "embedded quickstart scenario");
+}
 
 std::vector<std::string> scenario_dirs() {
   std::vector<std::string> dirs;
@@ -495,11 +502,13 @@ std::string find_scenario_file(const std::string& spec) {
     for (const std::string& cand : {d + "/" + spec, d + "/" + spec + ".json"})
       if (std::filesystem::is_regular_file(cand, ec)) return cand;
   }
-  if (spec == "quickstart") return "";  // the embedded copy
+  if (spec == "quickstart") return "";                 // the embedded copy
   if (std::filesystem::exists(spec, ec)) return spec;  // a directory or device: load_json_file says which
   std::string searched, known;
-  for (const std::string& d : scenario_dirs()) searched += (searched.empty() ? "" : ", ") + d;
-  for (const std::string& n : list_scenarios()) known += (known.empty() ? "" : ", ") + n;
+  for (const std::string& d : scenario_dirs())
+    searched += (searched.empty() ? "" : ", ") + d;
+  for (const std::string& n : list_scenarios())
+    known += (known.empty() ? "" : ", ") + n;
   throw ConfigError("/", "no scenario file or scenario name '" + spec + "' (searched " + searched +
                              "; known names: " + (known.empty() ? "none" : known) + ")");
 }
@@ -512,7 +521,8 @@ Json load_scenario_doc(const std::string& path_or_name) {
 void apply_overrides(Json& doc, const std::vector<std::string>& sets) {
   // --set would turn a null document into an object and accept it.
   if (!doc.is_object()) throw ConfigError("/", "expected a scenario object, got " + describe_json_value(doc));
-  for (const std::string& a : sets) apply_set(doc, a);
+  for (const std::string& a : sets)
+    apply_set(doc, a);
 }
 
 std::string sha256_hex(const std::string& data) {

@@ -63,8 +63,8 @@ struct ModelSpec {
 /// (workload.hpp), which turns every flow around in a fixed client_tx_ns + client_rx_ns.
 struct ClientSpec {
   std::string name = "client0";
-  std::string stack = "auto";           // linux | idealised | auto (linux where the workload has a Linux client)
-  std::string like = "server";          // server: inherit the server host's settings; none: the defaults
+  std::string stack = "auto";   // linux | idealised | auto (linux where the workload has a Linux client)
+  std::string like = "server";  // server: inherit the server host's settings; none: the defaults
   double link_gbps = 100.0;
   std::int64_t link_latency_ns = 5000;  // one way, client NIC to server NIC (switch included)
   std::int64_t nic = 0;                 // server NIC this client reaches
@@ -80,7 +80,8 @@ struct ClientSpec {
     v("stack", &ClientSpec::stack, "",
       "linux: the client host runs on the full kernel model (its own CPUs, NIC, softirq, scheduler, receive-path "
       "models) with the workload's real client loops; idealised: a load generator that turns each flow around in "
-      "client_tx_ns + client_rx_ns; auto: linux where the workload has a Linux client (tcp_rr, app, trace, mutilate), else idealised",
+      "client_tx_ns + client_rx_ns; auto: linux where the workload has a Linux client (tcp_rr, app, trace, mutilate), "
+      "else idealised",
       Choices{"auto", "linux", "idealised"});
     v("like", &ClientSpec::like, "",
       "server: topology, host_nic, kernel, costs and models not given here are the server's (/topology, "
@@ -138,7 +139,8 @@ struct WorkloadSpec {
 
   template <class V>
   static void fields(V& v) {
-    v("type", &WorkloadSpec::type, "", "Workload", Choices{"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"});
+    v("type", &WorkloadSpec::type, "", "Workload",
+      Choices{"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"});
     v("params", &WorkloadSpec::params, "", "The workload's parameters");
   }
   bool operator==(const WorkloadSpec&) const = default;

@@ -11,8 +11,10 @@ Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
     , run_end_(from_seconds(s.warmup_s + s.duration_s)) {
   topo_ = std::make_unique<Topology>(s_.topology, "/topology");
   kernel_ = std::make_unique<Kernel>(host_, *topo_, s_.kernel, s_.costs, &rng_);
-  for (std::size_t i = 0; i < s_.nics.size(); ++i) kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
-  for (std::size_t i = 0; i < s_.models.size(); ++i) attach_model(s_.models[i], "/models/" + std::to_string(i));
+  for (std::size_t i = 0; i < s_.nics.size(); ++i)
+    kernel_->add_nic(s_.nics[i], "/nics/" + std::to_string(i));
+  for (std::size_t i = 0; i < s_.models.size(); ++i)
+    attach_model(s_.models[i], "/models/" + std::to_string(i));
   // Run-time changes attach later, inside the run: their host-dependent values are checked now.
   for (std::size_t i = 0; i < s_.changes.size(); ++i) {
     const ModelSpec& m = s_.changes[i].model;
@@ -51,9 +53,11 @@ void Simulation::HostModels::attach(Kernel& k, const ModelSpec& m, std::size_t n
   auto model = builtin_models().get(m.name, path + "/name").create(m.params, path + "/params");
   std::vector<int> nics;
   if (m.nics.empty()) {
-    for (std::size_t n = 0; n < nr_nics; ++n) nics.push_back(static_cast<int>(n));
+    for (std::size_t n = 0; n < nr_nics; ++n)
+      nics.push_back(static_cast<int>(n));
   } else {
-    for (auto n : m.nics) nics.push_back(static_cast<int>(n));
+    for (auto n : m.nics)
+      nics.push_back(static_cast<int>(n));
   }
   model->attach(k, nics);
   models.push_back(std::move(model));
@@ -67,7 +71,8 @@ Json Simulation::HostModels::report() const {
     models[i]->report(m);
     if (m.empty()) continue;
     std::string key = names[i];
-    for (int k = 2; out.contains(key); ++k) key = names[i] + "#" + std::to_string(k);
+    for (int k = 2; out.contains(key); ++k)
+      key = names[i] + "#" + std::to_string(k);
     out[key] = m;
   }
   return out;
@@ -79,20 +84,25 @@ void Simulation::apply_change(std::size_t i) {
 
 void Simulation::set_lazy_rx(bool on) {
   kernel_->set_lazy_rx(on);
-  for (auto& h : clients_) h->kernel->set_lazy_rx(on);
+  for (auto& h : clients_)
+    h->kernel->set_lazy_rx(on);
 }
 
-void Simulation::start() { workload_->start(); }
+void Simulation::start() {
+  workload_->start();
+}
 
 void Simulation::begin_measurement() {
   at_begin_ = kernel_->snapshot();
-  for (auto& h : clients_) h->at_begin = h->kernel->snapshot();
+  for (auto& h : clients_)
+    h->at_begin = h->kernel->snapshot();
   workload_->begin_measurement();
 }
 
 void Simulation::end_measurement() {
   at_end_ = kernel_->snapshot();
-  for (auto& h : clients_) h->at_end = h->kernel->snapshot();
+  for (auto& h : clients_)
+    h->at_end = h->kernel->snapshot();
   workload_->end_measurement();
 }
 
@@ -136,7 +146,9 @@ Kernel* Simulation::client_kernel(int i) {
 
 namespace {
 
-double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+double pct(double part, double whole) {
+  return whole > 0 ? 100.0 * part / whole : 0.0;
+}
 
 // One host's counters over the measurement window [b, e]: `summary` gets the host-wide figures
 // (CPU by class, IRQs, NAPI, drops, PSI; per operation with `transactions`), `per_cpu` each CPU's.
@@ -155,8 +167,8 @@ void host_results(const Kernel::Snapshot& b, const Kernel::Snapshot& e, double t
     double cbusy = 0;
     Json by = Json::object();
     for (int k = 0; k < kNumCpuClasses; ++k) {
-      const double d = static_cast<double>(e.cpu_time[u][static_cast<std::size_t>(k)] -
-                                           b.cpu_time[u][static_cast<std::size_t>(k)]);
+      const double d =
+          static_cast<double>(e.cpu_time[u][static_cast<std::size_t>(k)] - b.cpu_time[u][static_cast<std::size_t>(k)]);
       cls[static_cast<std::size_t>(k)] += d;
       if (k != static_cast<int>(CpuClass::kIdle)) cbusy += d;
       by[cpu_class_name(static_cast<CpuClass>(k))] = pct(d, static_cast<double>(measured));

@@ -1,12 +1,14 @@
 #include "sim/simgrid/resource_model.hpp"
 
-#include <simgrid/s4u/Engine.hpp>
-
 #include <cmath>
+
+#include <simgrid/s4u/Engine.hpp>
 
 namespace napisim {
 
-Nanos simgrid_to_nanos(double seconds) { return static_cast<Nanos>(std::llround(seconds * 1e9)); }
+Nanos simgrid_to_nanos(double seconds) {
+  return static_cast<Nanos>(std::llround(seconds * 1e9));
+}
 
 HostResourceModel::HostResourceModel(HostModel& host) : Model("napisim_host"), host_(host) {}
 

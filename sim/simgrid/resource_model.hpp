@@ -6,8 +6,8 @@
 // each non-idempotent model (the path the ns-3 binding uses) with that horizon as a *duration* from
 // now (-1 when nothing else is pending). We run the host model's events up to now + horizon and
 // return the horizon, so the engine advances the clock exactly there. With nothing else pending
-// (-1: the run's control actor has ended) we return -1 and the engine stops. Events at exactly the horizon run before the actor that
-// wakes there, so a control actor always sees host state at its wake-up time.
+// (-1: the run's control actor has ended) we return -1 and the engine stops. Events at exactly the horizon run before
+// the actor that wakes there, so a control actor always sees host state at its wake-up time.
 #pragma once
 
 #include <simgrid/kernel/resource/Model.hpp>

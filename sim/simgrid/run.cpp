@@ -1,20 +1,21 @@
 #include "sim/simgrid/run.hpp"
 
-#include <simgrid/s4u.hpp>
-#include <simgrid/version.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
 
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
 #include "sim/simgrid/resource_model.hpp"
+
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
+#include <unistd.h>
 
 namespace sg4 = simgrid::s4u;
 
@@ -62,7 +63,8 @@ std::vector<ClientPath> build_platform(sg4::Engine& engine, const Scenario& s, s
     double latency = 0;
     h->route_to(*server, links, &latency);
     double bw = 1e18;
-    for (sg4::Link* l : links) bw = std::min(bw, l->get_bandwidth());
+    for (sg4::Link* l : links)
+      bw = std::min(bw, l->get_bandwidth());
     ClientPath cp;
     cp.name = c.name;
     cp.latency_ns = simgrid_to_nanos(latency);
@@ -103,7 +105,8 @@ Json make_context(const Scenario& s) {
   c["scenario_sha256"] = scenario_sha256(s);
   if (!s.inputs.empty()) {
     Json files = Json::object();
-    for (const InputFile& f : s.inputs) files[f.pointer] = {{"path", f.path}, {"sha256", f.sha256}};
+    for (const InputFile& f : s.inputs)
+      files[f.pointer] = {{"path", f.path}, {"sha256", f.sha256}};
     c["input_files"] = files;
   }
   c["seed"] = s.seed;
@@ -119,7 +122,8 @@ Json run_scenario(Json doc, const RunOptions& opt) {
   // Silence SimGrid's own logging; napisim prints its results itself.
   std::vector<std::string> args = {"napisim", "--log=root.thres:critical", "--cfg=surf/precision:1e-9"};
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
   interrupt::install();  // in place of the engine's SIGINT handler, which exit(1)s from the handler
@@ -173,8 +177,8 @@ Json run_scenario(Json doc, const RunOptions& opt) {
   if (progress || std::getenv("NAPISIM_TIMING")) {
     // 0.1 ms resolution: a benchmark's 0.2 s run takes ~0.3 wall s, and 10 ms steps would quantise
     // its wall-per-simulated-second figure by ~5%.
-    std::fprintf(stderr, "napisim: %.3f simulated s in %.4f wall s, %.3e events/s, %.3f wall s per simulated s\n",
-                 end, wall, static_cast<double>(sim.host().events_processed()) / std::max(wall, 1e-9),
+    std::fprintf(stderr, "napisim: %.3f simulated s in %.4f wall s, %.3e events/s, %.3f wall s per simulated s\n", end,
+                 wall, static_cast<double>(sim.host().events_processed()) / std::max(wall, 1e-9),
                  wall / std::max(end, 1e-9));
   }
   return result;

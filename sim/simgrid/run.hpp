@@ -14,10 +14,10 @@
 namespace napisim {
 
 struct RunOptions {
-  std::vector<std::string> sets;       // --set path=value overrides
-  std::optional<std::int64_t> seed;    // --seed
-  std::string base_dir = ".";          // resolves relative paths inside the scenario
-  bool progress = false;               // a progress line on stderr
+  std::vector<std::string> sets;     // --set path=value overrides
+  std::optional<std::int64_t> seed;  // --seed
+  std::string base_dir = ".";        // resolves relative paths inside the scenario
+  bool progress = false;             // a progress line on stderr
 };
 
 struct Scenario;

@@ -30,7 +30,7 @@
 namespace napisim {
 
 class Histogram {
-public:
+ public:
   static constexpr int kSubBucketBits = 7;
   static constexpr std::uint64_t kSubBuckets = std::uint64_t{1} << kSubBucketBits;
   /// Buckets needed for every non-negative int64: fls64((2^63 - 1) >> 7) = 56, so indices < 57 << 7.
@@ -122,7 +122,7 @@ public:
     return static_cast<std::int64_t>(bucket_lower_u(i + 1) - 1);
   }
 
-private:
+ private:
   __extension__ using U128 = unsigned __int128;
 
   void add_sum_sq(U128 sq, std::uint64_t n) {

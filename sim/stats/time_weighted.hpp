@@ -12,7 +12,7 @@
 namespace napisim {
 
 class TimeWeighted {
-public:
+ public:
   explicit TimeWeighted(Nanos start = 0, double initial = 0.0) : value_(initial), start_(start), last_(start) {}
 
   /// The value becomes `value` at time `now` (now must not go backwards).
@@ -57,7 +57,7 @@ public:
     last_ = now;
   }
 
-private:
+ private:
   void advance(Nanos now) {
     NAPISIM_ASSERT(now >= last_, "TimeWeighted: time went backwards");
     integral_ += value_ * static_cast<double>(now - last_);

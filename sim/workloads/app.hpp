@@ -31,7 +31,8 @@ struct AppParams : RpcServerParams {
       "closed: one request outstanding per flow (neper tcp_rr); open: requests leave at rate_rps whatever the "
       "responses, queueing at the server when it falls behind",
       Choices{"closed", "open"});
-    v("think_ns", &AppParams::think_ns, "ns", "Closed loop: gap from a response to the flow's next request (distribution)");
+    v("think_ns", &AppParams::think_ns, "ns",
+      "Closed loop: gap from a response to the flow's next request (distribution)");
     v("rate_rps", &AppParams::rate_rps, "requests/s", "Open loop: offered rate over all flows", Range{1e-3, 1e10});
     v("interarrival", &AppParams::interarrival, "",
       "Open loop: shape of the inter-arrival distribution, rescaled to mean 1/rate_rps (exponential = Poisson "

@@ -19,7 +19,8 @@ void ClientUplink::send_message(int host, int sock, std::int64_t bytes, Nanos de
   const NetParams& net = k_->params().net;
   for (std::int64_t left = bytes; left > 0;) {
     const std::int64_t b = net.train_bytes(left);
-    send(host, WireTrain{sock, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(net.segs_of(b)), false}, depart);
+    send(host, WireTrain{sock, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(net.segs_of(b)), false},
+         depart);
     left -= b;
   }
 }

@@ -67,12 +67,18 @@ Generator Generator::parse(const std::string& spec, const std::string& path) {
 
 double Generator::generate(double u) const {
   switch (kind_) {
-    case Kind::kFixed: return a_;
-    case Kind::kUniform: return a_ * u;
-    case Kind::kNormal: return a_ + b_ * std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * u);  // Normal: V = U
-    case Kind::kExponential: return a_ <= 0 ? 0.0 : -std::log(u) / a_;
-    case Kind::kGPareto: return a_ + b_ * (std::pow(u, -c_) - 1) / c_;
-    case Kind::kGev: return a_ + b_ * (std::pow(-std::log(u), -c_) - 1) / c_;  // Exponential(1) at U, then GEV
+    case Kind::kFixed:
+      return a_;
+    case Kind::kUniform:
+      return a_ * u;
+    case Kind::kNormal:
+      return a_ + b_ * std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * u);  // Normal: V = U
+    case Kind::kExponential:
+      return a_ <= 0 ? 0.0 : -std::log(u) / a_;
+    case Kind::kGPareto:
+      return a_ + b_ * (std::pow(u, -c_) - 1) / c_;
+    case Kind::kGev:
+      return a_ + b_ * (std::pow(-std::log(u), -c_) - 1) / c_;  // Exponential(1) at U, then GEV
     case Kind::kFbValue: {  // Discrete: the table, else the default GPareto at the same U
       double sum = 0;
       for (const auto& pv : kFbValueTable) {
@@ -99,13 +105,24 @@ double Generator::generate(Rng& r) const {
 
 bool Generator::set_lambda(double lambda) {
   switch (kind_) {
-    case Kind::kFixed: a_ = lambda > 0 ? 1.0 / lambda : 0.0; return true;
-    case Kind::kUniform: a_ = lambda > 0 ? 2.0 / lambda : 0.0; return true;
-    case Kind::kNormal: a_ = lambda > 0 ? 1.0 / lambda : 0.0; return true;
-    case Kind::kExponential: a_ = lambda; return true;
-    case Kind::kGPareto: b_ = lambda <= 0 ? 0.0 : (1 - c_) / lambda - (1 - c_) * a_; return true;
+    case Kind::kFixed:
+      a_ = lambda > 0 ? 1.0 / lambda : 0.0;
+      return true;
+    case Kind::kUniform:
+      a_ = lambda > 0 ? 2.0 / lambda : 0.0;
+      return true;
+    case Kind::kNormal:
+      a_ = lambda > 0 ? 1.0 / lambda : 0.0;
+      return true;
+    case Kind::kExponential:
+      a_ = lambda;
+      return true;
+    case Kind::kGPareto:
+      b_ = lambda <= 0 ? 0.0 : (1 - c_) / lambda - (1 - c_) * a_;
+      return true;
     case Kind::kGev:
-    case Kind::kFbValue: return false;
+    case Kind::kFbValue:
+      return false;
   }
   return false;
 }
@@ -130,8 +147,10 @@ int key_length(const Generator& g, std::uint64_t ind, std::int64_t records) {
 void LogHistogram::sample(double s) {
   const double x = std::log(s) / std::log(1.1);
   std::size_t bin = 0;
-  if (x >= static_cast<double>(bins_.size() - 1)) bin = bins_.size() - 1;
-  else if (x >= 0) bin = static_cast<std::size_t>(x);
+  if (x >= static_cast<double>(bins_.size() - 1))
+    bin = bins_.size() - 1;
+  else if (x >= 0)
+    bin = static_cast<std::size_t>(x);
   sum_ += s;
   sum_sq_ += s * s;
   ++bins_[bin];
@@ -160,16 +179,18 @@ double LogHistogram::get_nth(double nth) const {
 }
 
 Json LogHistogram::to_json() const {
-  return Json{{"count", total_},     {"avg", average()},    {"std", stddev()},     {"min", get_nth(0)},
-              {"p5", get_nth(5)},    {"p10", get_nth(10)},  {"p50", get_nth(50)},  {"p90", get_nth(90)},
-              {"p95", get_nth(95)},  {"p99", get_nth(99)}};
+  return Json{{"count", total_},    {"avg", average()},   {"std", stddev()},    {"min", get_nth(0)},
+              {"p5", get_nth(5)},   {"p10", get_nth(10)}, {"p50", get_nth(50)}, {"p90", get_nth(90)},
+              {"p95", get_nth(95)}, {"p99", get_nth(99)}};
 }
 
 }  // namespace mutilate
 
 namespace {
 
-int digits(std::uint32_t v) { return v < 10 ? 1 : 1 + digits(v / 10); }
+int digits(std::uint32_t v) {
+  return v < 10 ? 1 : 1 + digits(v / 10);
+}
 
 // A train carried in an event's argument: ack flag, socket, segments, payload bytes.
 std::uint64_t pack(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack) {
@@ -177,10 +198,18 @@ std::uint64_t pack(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack) 
   return (static_cast<std::uint64_t>(ack) << 63) | (static_cast<std::uint64_t>(sock) << 40) |
          (static_cast<std::uint64_t>(segs) << 24) | bytes;
 }
-int unpack_sock(std::uint64_t a) { return static_cast<int>((a >> 40) & 0x7fffff); }
-std::uint32_t unpack_segs(std::uint64_t a) { return static_cast<std::uint32_t>((a >> 24) & 0xffff); }
-std::uint32_t unpack_bytes(std::uint64_t a) { return static_cast<std::uint32_t>(a & 0xffffff); }
-bool unpack_ack(std::uint64_t a) { return (a >> 63) != 0; }
+int unpack_sock(std::uint64_t a) {
+  return static_cast<int>((a >> 40) & 0x7fffff);
+}
+std::uint32_t unpack_segs(std::uint64_t a) {
+  return static_cast<std::uint32_t>((a >> 24) & 0xffff);
+}
+std::uint32_t unpack_bytes(std::uint64_t a) {
+  return static_cast<std::uint32_t>(a & 0xffffff);
+}
+bool unpack_ack(std::uint64_t a) {
+  return (a >> 63) != 0;
+}
 
 }  // namespace
 
@@ -193,13 +222,15 @@ Mutilate::Mutilate(const MutilateParams& p, const std::string& path)
   if (lambda() > 0) {
     iagen_ = mutilate::Generator::parse(p.iadist, path + "/iadist");
     if (!iagen_.set_lambda(lambda()))
-      throw ConfigError(path + "/iadist", "expected an inter-arrival distribution that can be scaled to --qps "
-                                          "(not gev/fb_key/fb_value); got \"" + p.iadist + "\"");
+      throw ConfigError(path + "/iadist",
+                        "expected an inter-arrival distribution that can be scaled to --qps "
+                        "(not gev/fb_key/fb_value); got \"" +
+                            p.iadist + "\"");
     // set_lambda() gives a generalized Pareto the mean 1/lambda only for shape < 1 (a finite mean);
     // otherwise every gap is its location, 0 here: unbounded requests at one instant.
     if (!iagen_.finite_mean())
-      throw ConfigError(path + "/iadist", "expected a distribution with a finite mean (pareto shape < 1); got \"" +
-                                              p.iadist + "\"");
+      throw ConfigError(path + "/iadist",
+                        "expected a distribution with a finite mean (pareto shape < 1); got \"" + p.iadist + "\"");
   }
 }
 
@@ -227,7 +258,8 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
   // memcached worker threads (thread.c memcached_thread_init), each with its own event base.
   const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
   std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
+  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
+    cpus.push_back(c);
   for (std::int64_t i = 0; i < p_.server_threads; ++i) {
     const int cpu = cpus[static_cast<std::size_t>(i) % cpus.size()];
     CpuMask m = allowed;
@@ -249,14 +281,17 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
   for (std::int64_t i = 0; i < total; ++i) {
     Conn& c = conns_[static_cast<std::size_t>(i)];
     c.host = static_cast<int>((i / p_.connections) % static_cast<std::int64_t>(paths_.size()));
-    const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(c.host) << 16) + (static_cast<std::uint32_t>(i / 64000) << 8),
-                          0x0a000001u, static_cast<std::uint16_t>(1024 + i % 64000), 11211};
+    const FlowTuple tuple{
+        0x0a000002u + (static_cast<std::uint32_t>(c.host) << 16) + (static_cast<std::uint32_t>(i / 64000) << 8),
+        0x0a000001u, static_cast<std::uint16_t>(1024 + i % 64000), 11211};
     const int nic = paths_[static_cast<std::size_t>(c.host)].nic;
     Socket& s = k.add_socket(nic, tuple);
     c.sock = s.id;
-    if (conn_of_sock_.size() <= static_cast<std::size_t>(s.id)) conn_of_sock_.resize(static_cast<std::size_t>(s.id) + 1, -1);
+    if (conn_of_sock_.size() <= static_cast<std::size_t>(s.id))
+      conn_of_sock_.resize(static_cast<std::size_t>(s.id) + 1, -1);
     conn_of_sock_[static_cast<std::size_t>(s.id)] = static_cast<int>(i);
-    const int napi_id = k.nics()[static_cast<std::size_t>(nic)]->channels[static_cast<std::size_t>(s.rx_queue)]->napi.id;
+    const int napi_id =
+        k.nics()[static_cast<std::size_t>(nic)]->channels[static_cast<std::size_t>(s.rx_queue)]->napi.id;
     c.worker = p_.dispatch == "napi_id" ? static_cast<int>(napi_id % p_.server_threads)
                                         : static_cast<int>(i % p_.server_threads);  // dispatch_conn_new()
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(c.worker)], s);
@@ -293,7 +328,9 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
   Kernel& ck = *paths_[static_cast<std::size_t>(th.host)].kernel;
   Task& t = *th.task;
   // INIT_WRITE: each connection's first request one inter-arrival draw after the start.
-  for (int i : th.conns) conns_[static_cast<std::size_t>(i)].next_time = ck.now() + static_cast<Nanos>(iagen_.generate(conns_[static_cast<std::size_t>(i)].rng) * 1e9);
+  for (int i : th.conns)
+    conns_[static_cast<std::size_t>(i)].next_time =
+        ck.now() + static_cast<Nanos>(iagen_.generate(conns_[static_cast<std::size_t>(i)].rng) * 1e9);
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   for (;;) {
@@ -306,7 +343,8 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
     int n;
     if (!p_.blocking) {  // EVLOOP_NONBLOCK: epoll_wait(0) until events or the next issue
       n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events, 0);
-      if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, *th.ep, static_cast<int>(p_.maxevents), events, nullptr, next);
+      if (n == 0)
+        n = co_await ck.epoll_wait_busy_loop(t, *th.ep, static_cast<int>(p_.maxevents), events, nullptr, next);
     } else if (next == kNever) {
       n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events);
     } else {
@@ -314,7 +352,8 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
     }
     for (int e = 0; e < n; ++e) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(e)]);
-      Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))])];
+      Conn& c = conns_[static_cast<std::size_t>(
+          conn_of_sock_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))])];
       c.resp_got += co_await ck.sys_recv(t, cs, p_.read_buffer);
       // read_callback(): complete responses, oldest first; the server filled in resp_bytes.
       while (!c.client_ops.empty() && c.client_ops.size() > c.server_ops.size()) {
@@ -334,7 +373,7 @@ Proc<void> Mutilate::client_drive(Kernel& ck, Task& t, Conn& c) {
   for (;;) {
     if (c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) co_return;  // WAITING_FOR_OPQ
     const Nanos now = ck.now();
-    if (now < c.next_time) co_return;                                         // WAITING_FOR_TIME
+    if (now < c.next_time) co_return;  // WAITING_FOR_TIME
     co_await ck.sys_send(t, ck.socket(c.csock), issue_due(c, now));
   }
 }
@@ -351,7 +390,7 @@ void Mutilate::start() {
 void Mutilate::drive_write_machine(Conn& c, Nanos now) {
   for (;;) {
     if (c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) return;  // WAITING_FOR_OPQ
-    if (now < c.next_time) {                                                 // WAITING_FOR_TIME
+    if (now < c.next_time) {                                                // WAITING_FOR_TIME
       if (!c.timer_pending) {
         c.timer_pending = true;
         k_->host().schedule(c.next_time, Prio::kWire, this, kIssueTimer,
@@ -373,7 +412,8 @@ std::uint32_t Mutilate::issue_due(Conn& c, Nanos now) {
   const std::uint32_t bytes = new_op(c, now);
   if (measured) op_sampler_.sample(static_cast<double>(c.client_ops.size()));  // stats.log_op()
   c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
-  if (p_.skip && lambda() > 0 && now - c.next_time > 5000000 && c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) {
+  if (p_.skip && lambda() > 0 && now - c.next_time > 5000000 &&
+      c.client_ops.size() >= static_cast<std::size_t>(p_.depth)) {
     while (c.next_time < now - 4000000) {
       if (measured) ++skips_;
       c.next_time += static_cast<Nanos>(iagen_.generate(c.rng) * 1e9);
@@ -391,7 +431,8 @@ std::uint32_t Mutilate::new_op(Conn& c, Nanos now) {
   const std::uint32_t klen = key_len_[op.record];
   if (op.set) {
     op.value_len = static_cast<std::uint32_t>(std::clamp(valuesize_.generate(c.rng), 0.0, 1048576.0));
-    op.req_bytes = 4 + klen + 5 + static_cast<std::uint32_t>(digits(op.value_len)) + 2 + op.value_len + 2;  // set K 0 0 L\r\n V\r\n
+    op.req_bytes = 4 + klen + 5 + static_cast<std::uint32_t>(digits(op.value_len)) + 2 + op.value_len +
+                   2;  // set K 0 0 L\r\n V\r\n
   } else {
     op.req_bytes = 4 + klen + 2;  // "get <key>\r\n"
   }
@@ -415,7 +456,7 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(s.id)])];
       co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.event_ns);  // event_handler -> drive_machine
-      c.req_got += co_await k.sys_recv(t, s, p_.read_buffer);      // try_read_network
+      c.req_got += co_await k.sys_recv(t, s, p_.read_buffer);        // try_read_network
       // Every complete command in the read buffer, then one transmit() of all responses.
       std::int64_t resp = 0;
       std::size_t done = 0;
@@ -442,7 +483,8 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
       for (std::size_t j = 0; j < done; ++j) {
         c.client_ops[c.client_ops.size() - c.server_ops.size() + j].resp_bytes = c.server_ops[j].resp_bytes;
       }
-      for (std::size_t j = 0; j < done; ++j) c.server_ops.pop_front();
+      for (std::size_t j = 0; j < done; ++j)
+        c.server_ops.pop_front();
       if (resp > 0) co_await k.sys_send(t, s, resp);
       Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
     }
@@ -537,8 +579,12 @@ Nanos busy_ns(Kernel& k, const CpuMask& m) {
 }
 }  // namespace
 
-void Mutilate::begin_measurement() { busy_at_begin_ = busy_ns(*k_, report_mask_); }
-void Mutilate::end_measurement() { busy_at_end_ = busy_ns(*k_, report_mask_); }
+void Mutilate::begin_measurement() {
+  busy_at_begin_ = busy_ns(*k_, report_mask_);
+}
+void Mutilate::end_measurement() {
+  busy_at_end_ = busy_ns(*k_, report_mask_);
+}
 
 void Mutilate::report(Json& summary, Json& workload) const {
   const double secs = to_seconds(window_end_ - window_begin_);
@@ -586,7 +632,8 @@ void Mutilate::report(Json& summary, Json& workload) const {
 
 Json Mutilate::conservation() const {
   std::uint64_t in_flight = 0;
-  for (const Conn& c : conns_) in_flight += c.client_ops.size();
+  for (const Conn& c : conns_)
+    in_flight += c.client_ops.size();
   return Json{{"sent", issued_},
               {"answered", completed_},
               {"in_flight", in_flight},

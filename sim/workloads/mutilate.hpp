@@ -70,7 +70,9 @@ class Generator {
   /// pareto:LOC,SCALE,SHAPE, gev:LOC,SCALE,SHAPE. Throws ConfigError(path, "expected ...").
   static Generator parse(const std::string& spec, const std::string& path);
   static Generator fixed(double v) { return Generator(Kind::kFixed, v, 0, 0); }
-  static Generator gpareto(double loc, double scale, double shape) { return Generator(Kind::kGPareto, loc, scale, shape); }
+  static Generator gpareto(double loc, double scale, double shape) {
+    return Generator(Kind::kGPareto, loc, scale, shape);
+  }
   static Generator gev(double loc, double scale, double shape) { return Generator(Kind::kGev, loc, scale, shape); }
   static Generator fb_value() { return Generator(Kind::kFbValue, 15.0, 214.476, 0.348238); }
 
@@ -87,14 +89,21 @@ class Generator {
   double c() const { return c_; }
 
   /// fb_value's Discrete table (Generator.cc createFacebookValue): {probability, value}.
-  static constexpr std::array<std::array<double, 2>, 15> kFbValueTable = {{{0.00536, 0.0}, {0.00047, 1.0},
-                                                                            {0.17820, 2.0}, {0.09239, 3.0},
-                                                                            {0.00018, 4.0}, {0.02740, 5.0},
-                                                                            {0.00065, 6.0}, {0.00606, 7.0},
-                                                                            {0.00023, 8.0}, {0.00837, 9.0},
-                                                                            {0.00837, 10.0}, {0.08989, 11.0},
-                                                                            {0.00092, 12.0}, {0.00326, 13.0},
-                                                                            {0.01980, 14.0}}};
+  static constexpr std::array<std::array<double, 2>, 15> kFbValueTable = {{{0.00536, 0.0},
+                                                                           {0.00047, 1.0},
+                                                                           {0.17820, 2.0},
+                                                                           {0.09239, 3.0},
+                                                                           {0.00018, 4.0},
+                                                                           {0.02740, 5.0},
+                                                                           {0.00065, 6.0},
+                                                                           {0.00606, 7.0},
+                                                                           {0.00023, 8.0},
+                                                                           {0.00837, 9.0},
+                                                                           {0.00837, 10.0},
+                                                                           {0.08989, 11.0},
+                                                                           {0.00092, 12.0},
+                                                                           {0.00326, 13.0},
+                                                                           {0.01980, 14.0}}};
 
  private:
   Generator(Kind k, double a, double b, double c) : kind_(k), a_(a), b_(b), c_(c) {}
@@ -133,51 +142,51 @@ class LogHistogram {
 
 struct MutilateParams {
   // mutilate (client)
-  std::int64_t qps = 0;                    // -q: target aggregate QPS, 0 = peak (as fast as depth allows)
-  std::int64_t threads = 1;                // -T
-  std::int64_t connections = 1;            // -c: per thread
-  std::int64_t depth = 1;                  // -d
-  std::string keysize = "30";              // -K
-  std::string valuesize = "200";           // -V
-  std::string iadist = "exponential";      // -i
-  double update = 0.0;                     // -u: set:get ratio
-  std::int64_t records = 10000;            // -r
-  bool skip = false;                       // -S
-  std::int64_t client_tx_ns = 3000;        // idealised client stack: issue to wire
-  std::int64_t client_rx_ns = 3000;        // idealised client stack: wire to finish_op
-  std::int64_t rto_ns = 200000000;         // TCP_RTO_MIN for segments the server NIC dropped
-  bool blocking = false;                   // -B: the Linux client's threads block in epoll_wait
+  std::int64_t qps = 0;                         // -q: target aggregate QPS, 0 = peak (as fast as depth allows)
+  std::int64_t threads = 1;                     // -T
+  std::int64_t connections = 1;                 // -c: per thread
+  std::int64_t depth = 1;                       // -d
+  std::string keysize = "30";                   // -K
+  std::string valuesize = "200";                // -V
+  std::string iadist = "exponential";           // -i
+  double update = 0.0;                          // -u: set:get ratio
+  std::int64_t records = 10000;                 // -r
+  bool skip = false;                            // -S
+  std::int64_t client_tx_ns = 3000;             // idealised client stack: issue to wire
+  std::int64_t client_rx_ns = 3000;             // idealised client stack: wire to finish_op
+  std::int64_t rto_ns = 200000000;              // TCP_RTO_MIN for segments the server NIC dropped
+  bool blocking = false;                        // -B: the Linux client's threads block in epoll_wait
   std::int64_t client_user_ns = kClientUserNs;  // Linux client: parse and stats per response
   std::int64_t client_nice = 0;
   std::string client_policy = "normal";  // chrt for mutilate's threads
   std::int64_t client_rt_priority = 50;
   // memcached (server)
-  std::int64_t server_threads = 4;         // memcached -t
-  std::string server_cpus = "";            // taskset of the workers ("" = all CPUs)
-  bool pin_threads = false;                // worker i pinned to the i-th CPU of server_cpus
+  std::int64_t server_threads = 4;  // memcached -t
+  std::string server_cpus = "";     // taskset of the workers ("" = all CPUs)
+  bool pin_threads = false;         // worker i pinned to the i-th CPU of server_cpus
   std::int64_t server_nice = 0;
-  std::string server_policy = "normal";    // chrt for the workers
+  std::string server_policy = "normal";  // chrt for the workers
   std::int64_t server_rt_priority = 50;
-  std::string dispatch = "round_robin";    // dispatch_conn_new, or by NAPI id
-  std::int64_t maxevents = 32;             // libevent's initial epoll nevents (epoll.c INITIAL_NEVENT)
-  std::int64_t read_buffer = 16384;        // bytes per read() (memcached grows rbuf as needed)
-  std::int64_t epoll_timeout = -1;         // -1 blocks; 0: the event loop spins on epoll_wait
+  std::string dispatch = "round_robin";  // dispatch_conn_new, or by NAPI id
+  std::int64_t maxevents = 32;           // libevent's initial epoll nevents (epoll.c INITIAL_NEVENT)
+  std::int64_t read_buffer = 16384;      // bytes per read() (memcached grows rbuf as needed)
+  std::int64_t epoll_timeout = -1;       // -1 blocks; 0: the event loop spins on epoll_wait
   // User-space costs, defaults [INFER]: a few hundred ns to ~2 us per command, so that with the
   // kernel's per-request costs a query lands inside the 6,900-43,700 cycles per query (2.3-15 us at
   // 3 GHz) the IRQ-suspension v7 cover letter measured (kernel-napi.md 3.3, 8.5); set_ns_per_kb is a
   // user-space memcpy at ~12.5 GB/s. scenarios/karsten2024 raises get_ns (see its description).
-  std::int64_t event_ns = 400;             // libevent dispatch + drive_machine per ready connection
-  std::int64_t get_ns = 1500;              // process_get_command: tokenize, hash, item_get, build iov
-  std::int64_t set_ns = 2000;              // process_update_command + complete_nread: item_alloc, link
-  std::int64_t set_ns_per_kb = 80;         // copying a set's value into its item
+  std::int64_t event_ns = 400;      // libevent dispatch + drive_machine per ready connection
+  std::int64_t get_ns = 1500;       // process_get_command: tokenize, hash, item_get, build iov
+  std::int64_t set_ns = 2000;       // process_update_command + complete_nread: item_alloc, link
+  std::int64_t set_ns_per_kb = 80;  // copying a set's value into its item
   // reporting
-  std::string cpu_report_cpus = "";        // CPUs whose busy time makes "CPU %" ("" = all)
-  double cpq_ghz = 2.0;                    // clock for cycles per query (AMD EPYC 7662 base clock)
+  std::string cpu_report_cpus = "";  // CPUs whose busy time makes "CPU %" ("" = all)
+  double cpq_ghz = 2.0;              // clock for cycles per query (AMD EPYC 7662 base clock)
 
   template <class V>
   static void fields(V& v) {
-    v("qps", &MutilateParams::qps, "queries/s", "mutilate -q: target aggregate QPS (0 = peak: issue as fast as -d allows)",
-      Range{0, 1e9});
+    v("qps", &MutilateParams::qps, "queries/s",
+      "mutilate -q: target aggregate QPS (0 = peak: issue as fast as -d allows)", Range{0, 1e9});
     v("threads", &MutilateParams::threads, "threads", "mutilate -T: load-generator threads", Range{1, 4096});
     v("connections", &MutilateParams::connections, "connections", "mutilate -c: connections per thread",
       Range{1, 32768});
@@ -192,7 +201,8 @@ struct MutilateParams {
     v("skip", &MutilateParams::skip, "", "mutilate -S: skip transmissions more than 5 ms behind schedule");
     v("client_tx_ns", &MutilateParams::client_tx_ns, "ns", "Idealised client: issue to the wire", Range{0, 1e9});
     v("client_rx_ns", &MutilateParams::client_rx_ns, "ns", "Idealised client: wire to finish_op", Range{0, 1e9});
-    v("rto_ns", &MutilateParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
+    v("rto_ns", &MutilateParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
+      Range{1000, 1e10});
     v("blocking", &MutilateParams::blocking, "",
       "mutilate -B on a Linux client host: threads sleep in epoll_wait until a response or their next issue (a "
       "precise timer); without it they call epoll_wait(0) in a loop (EVLOOP_NONBLOCK, mutilate's default)");
@@ -222,10 +232,11 @@ struct MutilateParams {
       "epoll_wait timeout: -1 blocks; 0 is an event loop spinning on epoll_wait (each empty call costing "
       "syscall_ns + epoll_wait_ns)",
       Range{-1, 0});
-    v("event_ns", &MutilateParams::event_ns, "ns", "Worker user-space work per ready connection (libevent + drive_machine)",
-      Range{0, 1e9});
+    v("event_ns", &MutilateParams::event_ns, "ns",
+      "Worker user-space work per ready connection (libevent + drive_machine)", Range{0, 1e9});
     v("get_ns", &MutilateParams::get_ns, "ns", "Worker user-space work per get (process_get_command)", Range{0, 1e9});
-    v("set_ns", &MutilateParams::set_ns, "ns", "Worker user-space work per set (process_update_command)", Range{0, 1e9});
+    v("set_ns", &MutilateParams::set_ns, "ns", "Worker user-space work per set (process_update_command)",
+      Range{0, 1e9});
     v("set_ns_per_kb", &MutilateParams::set_ns_per_kb, "ns/KiB", "Copying a set's value into its item", Range{0, 1e9});
     v("cpu_report_cpus", &MutilateParams::cpu_report_cpus, "cpulist",
       "CPUs whose busy time is reported as CPU % and CPU ns per query (\"\" = all)");
@@ -257,8 +268,8 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   double lambda() const;
 
  private:
-  struct Op {               // one outstanding request (Connection::op_queue entry)
-    Nanos start = 0;        // op.start_time (issue)
+  struct Op {         // one outstanding request (Connection::op_queue entry)
+    Nanos start = 0;  // op.start_time (issue)
     std::uint32_t req_bytes = 0, resp_bytes = 0;
     std::uint32_t record = 0, value_len = 0;
     bool set = false;
@@ -267,7 +278,7 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
     int sock = -1;
     int host = 0;
     int worker = 0;
-    int csock = -1;          // the client host's socket (Linux client hosts)
+    int csock = -1;  // the client host's socket (Linux client hosts)
     Nanos next_time = 0;
     bool timer_pending = false;
     Rng rng{0};
@@ -302,18 +313,18 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
   std::vector<Conn> conns_;
-  LinuxClients clients_;                   // the Linux client hosts' ends of the wire
+  LinuxClients clients_;  // the Linux client hosts' ends of the wire
   std::vector<std::unique_ptr<ClientThread>> client_threads_;
   std::vector<int> conn_of_sock_;
-  std::vector<std::uint16_t> key_len_;     // per record
-  std::vector<std::uint32_t> value_len_;   // per record: the stored value's length
+  std::vector<std::uint16_t> key_len_;    // per record
+  std::vector<std::uint32_t> value_len_;  // per record: the stored value's length
   std::vector<Epoll*> epolls_;
   ClientUplink uplink_;  // the idealised clients' sends to the server NICs
   CpuMask report_mask_;
   Nanos busy_at_begin_ = 0, busy_at_end_ = 0;
   std::uint64_t completed_ = 0, issued_ = 0, gets_ = 0, sets_ = 0, skips_ = 0, drops_ = 0, retransmitted_ = 0;
   std::uint64_t rx_bytes_ = 0, tx_bytes_ = 0, max_outstanding_ = 0;
-  double slip_sum_us_ = 0;                 // issue time - scheduled time, measured issues
+  double slip_sum_us_ = 0;  // issue time - scheduled time, measured issues
   std::uint64_t slip_n_ = 0;
   mutilate::LogHistogram get_sampler_, set_sampler_, op_sampler_;
   Histogram hist_;

@@ -16,7 +16,8 @@ Json summarize(const Histogram& h, const std::vector<double>& ps) {
   Json j;
   j["count"] = h.count();
   j["mean"] = h.mean();
-  for (double p : ps) j[percentile_key(p)] = h.percentile(p);
+  for (double p : ps)
+    j[percentile_key(p)] = h.percentile(p);
   j["max"] = h.max();
   return j;
 }
@@ -41,7 +42,8 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
   std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
+  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
+    cpus.push_back(c);
   for (std::int64_t i = 0; i < p_.num_threads; ++i) {
     const int home = cpus[static_cast<std::size_t>(i) % cpus.size()];
     CpuMask m = allowed;
@@ -99,7 +101,8 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
     std::size_t first = 0;
     for (std::int64_t i = 0; i < threads; ++i) {
       // A contiguous block of connections each, the first (flows % threads) one longer.
-      const std::size_t n = flows_in_thread(host_flows.size(), static_cast<std::size_t>(threads), static_cast<std::size_t>(i));
+      const std::size_t n =
+          flows_in_thread(host_flows.size(), static_cast<std::size_t>(threads), static_cast<std::size_t>(i));
       if (n == 0) continue;  // more threads than connections: the rest have nothing to do
       auto th = std::make_unique<ClientThread>();
       th->host = static_cast<int>(h);
@@ -111,7 +114,8 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
       th->task = &create_user_thread(*ck, name, mask, p_.client_policy, p_.client_rt_priority, p_.client_nice);
       th->task->timer_slack_ns = p_.client_timer_slack_ns;
       th->ep = &ck->add_epoll();
-      for (int sock : th->flows) ck->epoll_ctl_add(*th->ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      for (int sock : th->flows)
+        ck->epoll_ctl_add(*th->ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
       th->share = static_cast<double>(flow_socks_.size()) / static_cast<double>(n);
       if (!trace_thread.empty())
         for (int sock : th->flows)
@@ -176,7 +180,8 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
   };
   switch (load_.kind) {
     case RpcLoad::Kind::kClosed:  // every connection's first request at once, as neper's client
-      for (int sock : th.flows) co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
+      for (int sock : th.flows)
+        co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
       break;
     case RpcLoad::Kind::kOpen:
       push_due(th, ck.now() + open_gap(th.rng, th.share), -1, -1);
@@ -198,7 +203,8 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
         co_await send(flows_[static_cast<std::size_t>(sock)], make_request(th.rng, 0));
       } else if (d.rec >= 0) {
         next_trace_due(th);
-        co_await send(flows_[static_cast<std::size_t>(d.sock)], trace_request(load_.trace[static_cast<std::size_t>(d.rec)], 0));
+        co_await send(flows_[static_cast<std::size_t>(d.sock)],
+                      trace_request(load_.trace[static_cast<std::size_t>(d.rec)], 0));
       } else {
         co_await send(flows_[static_cast<std::size_t>(d.sock)], make_request(th.rng, 0));
       }
@@ -207,7 +213,8 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
     int n;
     if (p_.client_epoll_timeout == 0) {  // the userspace busy loop, up to the next timed send
       n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events, 0);
-      if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, *th.ep, static_cast<int>(p_.maxevents), events, nullptr, next);
+      if (n == 0)
+        n = co_await ck.epoll_wait_busy_loop(t, *th.ep, static_cast<int>(p_.maxevents), events, nullptr, next);
     } else if (next == kNever) {
       n = co_await ck.epoll_wait(t, *th.ep, static_cast<int>(p_.maxevents), events);
     } else {
@@ -253,7 +260,8 @@ void RpcServer::start() {
       k_->host().schedule(open_gap(load_rng_, idealised_share_), Prio::kWire, this, kOpenArrival, 0);
       break;
     case RpcLoad::Kind::kTrace:
-      if (!load_.trace.empty() && !idealised_socks_.empty()) k_->host().schedule(0, Prio::kWire, this, kTraceArrival, 0);
+      if (!load_.trace.empty() && !idealised_socks_.empty())
+        k_->host().schedule(0, Prio::kWire, this, kTraceArrival, 0);
       break;
   }
 }
@@ -266,7 +274,9 @@ RpcServer::Request RpcServer::make_request(Rng& rng, Nanos at) {
   return r;
 }
 
-void RpcServer::new_request(Flow& f, Nanos at) { send_request(f, make_request(load_rng_, at)); }
+void RpcServer::new_request(Flow& f, Nanos at) {
+  send_request(f, make_request(load_rng_, at));
+}
 
 RpcServer::Request RpcServer::trace_request(const TraceRecord& tr, Nanos at) {
   Request r;
@@ -345,7 +355,8 @@ Proc<void> RpcServer::worker(Worker& w) {
         f.srv_got -= r.request_size;
         f.srv_end += r.request_size;
         // Readable since the skb carrying the request's last byte was queued (Socket::rx_stamps).
-        while (!s.rx_stamps.empty() && s.rx_stamps.front().end < f.srv_end) s.rx_stamps.pop_front();
+        while (!s.rx_stamps.empty() && s.rx_stamps.front().end < f.srv_end)
+          s.rx_stamps.pop_front();
         const Nanos readable = s.rx_stamps.empty() ? k.now() : s.rx_stamps.front().at;
         const Nanos begin = k.now();
         const bool counted = in_window(begin);
@@ -354,14 +365,14 @@ Proc<void> RpcServer::worker(Worker& w) {
           queue_hist_.record(begin - readable);
           if (begin - readable > p_.overload_threshold_us * 1000) ++overloaded_;
         }
-        const Nanos service = r.service_ns >= 0 ? r.service_ns : static_cast<Nanos>(std::llround(service_.sample(w.rng)));
+        const Nanos service =
+            r.service_ns >= 0 ? r.service_ns : static_cast<Nanos>(std::llround(service_.sample(w.rng)));
         co_await k.exec(k.task_ctx(t, CpuClass::kUser), service);
         if (p_.block_probability > 0 && w.rng.bernoulli(p_.block_probability)) {
           const auto off = static_cast<Nanos>(std::llround(block_.sample(w.rng)));
           if (off > 0) {
             if (counted) ++blocked_;
-            k_->host().schedule(k.now() + off, Prio::kTimer, this, kWorkerWake,
-                                static_cast<std::uint64_t>(t.id));
+            k_->host().schedule(k.now() + off, Prio::kTimer, this, kWorkerWake, static_cast<std::uint64_t>(t.id));
             co_await k.sleep_on(t, w.sleep);
           }
         }
@@ -424,9 +435,9 @@ void RpcServer::check_offered_load() const {
   // without bound. A request's wire bytes are the uplink's (WireTrain::wire_bytes()).
   const NetParams& net = k_->params().net;
   const auto wire_bytes = [&net](std::int64_t payload) {
-    return static_cast<double>(WireTrain{0, static_cast<std::uint32_t>(payload),
-                                         static_cast<std::uint32_t>(net.segs_of(payload)), false}
-                                   .wire_bytes());
+    return static_cast<double>(
+        WireTrain{0, static_cast<std::uint32_t>(payload), static_cast<std::uint32_t>(net.segs_of(payload)), false}
+            .wire_bytes());
   };
   double rate = 0, bytes = 0;
   std::string ptr = path_;
@@ -437,13 +448,15 @@ void RpcServer::check_offered_load() const {
   } else if (load_.kind == RpcLoad::Kind::kTrace && load_.repeat) {
     const auto n = static_cast<double>(load_.trace.size());
     rate = n * 1e9 / static_cast<double>(trace_pass_ns());
-    for (const TraceRecord& r : load_.trace) bytes += wire_bytes(r.request_size) / n;
+    for (const TraceRecord& r : load_.trace)
+      bytes += wire_bytes(r.request_size) / n;
     ptr += "/rate_scale";
   } else {
     return;
   }
   double link_gbps = 0;
-  for (const ClientPath& cp : paths_) link_gbps += cp.bandwidth_gbps;
+  for (const ClientPath& cp : paths_)
+    link_gbps += cp.bandwidth_gbps;
   const double need_gbps = rate * bytes * 8.0 / 1e9;
   if (need_gbps > link_gbps)
     throw ConfigError(ptr, "offered load of " + format_number(rate) + " requests/s needs at least " +
@@ -472,8 +485,9 @@ void RpcServer::trace_arrival() {
       trace_base_ += trace_pass_ns();  // the next pass starts one mean gap after the last request
       trace_next_ = 0;
     }
-    const Nanos at = trace_base_ + static_cast<Nanos>(std::llround(
-                                       static_cast<double>(load_.trace[trace_next_].t) / load_.rate_scale));
+    const Nanos at =
+        trace_base_ +
+        static_cast<Nanos>(std::llround(static_cast<double>(load_.trace[trace_next_].t) / load_.rate_scale));
     if (at > now) {
       k_->host().schedule(at, Prio::kWire, this, kTraceArrival, 0);
       return;
@@ -548,7 +562,8 @@ void RpcServer::report(Json& summary, Json& workload) const {
   summary["unsent_requests"] = unsent_in_window_;
   summary["latency_ns"] = latency_json(hist_, report_percentiles(p_.percentiles));
   // Kicinski's "App Overld": share of requests that waited in the application past the threshold.
-  summary["app_overload_pct"] = started_ > 0 ? 100.0 * static_cast<double>(overloaded_) / static_cast<double>(started_) : 0.0;
+  summary["app_overload_pct"] =
+      started_ > 0 ? 100.0 * static_cast<double>(overloaded_) / static_cast<double>(started_) : 0.0;
   Json app;
   app["overload_threshold_us"] = p_.overload_threshold_us;
   app["requests_started"] = started_;
@@ -569,7 +584,8 @@ void RpcServer::report(Json& summary, Json& workload) const {
 
 Json RpcServer::conservation() const {
   std::uint64_t in_flight = 0;
-  for (const Flow& f : flows_) in_flight += f.waiting.size();
+  for (const Flow& f : flows_)
+    in_flight += f.waiting.size();
   return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
                               clients_.retransmitted() + uplink_.retransmitted());
 }

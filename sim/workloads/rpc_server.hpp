@@ -72,16 +72,16 @@ struct RpcServerParams {
   std::int64_t client_tx_ns = 3000;
   std::int64_t client_rx_ns = 3000;
   std::int64_t rto_ns = 200000000;
-  std::int64_t client_threads = 0;        // Linux client host: the load generator's threads (0: num_threads)
+  std::int64_t client_threads = 0;  // Linux client host: the load generator's threads (0: num_threads)
   std::string client_cpus = "";
   std::int64_t client_nice = 0;
   std::string client_policy = "normal";  // chrt for the load generator's threads
   std::int64_t client_rt_priority = 50;
-  std::int64_t client_user_ns = kClientUserNs;  // Linux client: user work per response
+  std::int64_t client_user_ns = kClientUserNs;                // Linux client: user work per response
   std::int64_t client_timer_slack_ns = kDefaultTimerSlackNs;  // Linux client: prctl(PR_SET_TIMERSLACK)
   std::int64_t client_epoll_timeout = -1;  // Linux client: -1 blocks; 0: its own busy loop on epoll_wait
-  std::int64_t rcvbuf = 6291456;  // tcp_rmem[2]: where receive-buffer autotuning ends
-  std::int64_t sndbuf = 4194304;  // tcp_wmem[2]
+  std::int64_t rcvbuf = 6291456;           // tcp_rmem[2]: where receive-buffer autotuning ends
+  std::int64_t sndbuf = 4194304;           // tcp_wmem[2]
   std::vector<double> percentiles = {50, 90, 99, 99.9};
 
   template <class V>
@@ -111,11 +111,9 @@ struct RpcServerParams {
       "Probability that a request blocks off-CPU after its service (e.g. a disk read)", Range{0, 1});
     v("block_ns", &RpcServerParams::block_ns, "ns", "Off-CPU time of a blocking request: a distribution");
     v("overload_threshold_us", &RpcServerParams::overload_threshold_us, "us",
-      "A request is overloaded when it waited longer than this from readable to start of service",
-      Range{0, 1e9});
+      "A request is overloaded when it waited longer than this from readable to start of service", Range{0, 1e9});
     v("client_tx_ns", &RpcServerParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
-    v("client_rx_ns", &RpcServerParams::client_rx_ns, "ns", "Idealised client: wire to recv() return",
-      Range{0, 1e9});
+    v("client_rx_ns", &RpcServerParams::client_rx_ns, "ns", "Idealised client: wire to recv() return", Range{0, 1e9});
     v("rto_ns", &RpcServerParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
       Range{1000, 1e10});
     v("client_threads", &RpcServerParams::client_threads, "threads",
@@ -130,8 +128,7 @@ struct RpcServerParams {
     v("client_rt_priority", &RpcServerParams::client_rt_priority, "",
       "Linux client host: chrt priority of the load generator's threads (fifo, rr)", Range{1, 99});
     v("client_user_ns", &RpcServerParams::client_user_ns, "ns",
-      "Linux client host: user-space work per response (timestamps, histogram update, next request)",
-      Range{0, 1e9});
+      "Linux client host: user-space work per response (timestamps, histogram update, next request)", Range{0, 1e9});
     v("client_timer_slack_ns", &RpcServerParams::client_timer_slack_ns, "ns",
       "Linux client host: the load generator threads' timer slack (prctl PR_SET_TIMERSLACK; the kernel's default "
       "50000): a timed wait for the next send ends up to this late",
@@ -157,8 +154,8 @@ struct RpcServerParams {
 /// One request of a trace: when it leaves the client, on which connection, its sizes and
 /// (optionally) its service CPU time.
 struct TraceRecord {
-  Nanos t = 0;                 // relative to the trace's first request
-  std::int32_t flow = 0;       // dense connection index
+  Nanos t = 0;            // relative to the trace's first request
+  std::int32_t flow = 0;  // dense connection index
   std::uint32_t request_size = 1, response_size = 1;
   std::int64_t service_ns = -1;  // -1: drawn from service_ns
 };
@@ -168,9 +165,9 @@ struct RpcLoad {
   enum class Kind { kClosed, kOpen, kTrace };
   Kind kind = Kind::kClosed;
   std::int64_t num_flows = 1;
-  Distribution think_ns;        // closed: gap between a response and the next request of the flow
-  Distribution interarrival_ns; // open: gap between requests (all flows together)
-  double gap_scale = 1.0;       // open: multiplies interarrival samples (rate scaling)
+  Distribution think_ns;                     // closed: gap between a response and the next request of the flow
+  Distribution interarrival_ns;              // open: gap between requests (all flows together)
+  double gap_scale = 1.0;                    // open: multiplies interarrival samples (rate scaling)
   Distribution request_size, response_size;  // bytes (app)
   std::vector<TraceRecord> trace;            // trace
   double rate_scale = 1.0;                   // trace: gaps divided by this
@@ -212,14 +209,14 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   };
   struct Flow {
     int sock = -1;
-    int csock = -1;              // the client host's socket (Linux client hosts)
+    int csock = -1;  // the client host's socket (Linux client hosts)
     int host = 0;
     int thread = 0;
-    Fifo<Request> unread{4};     // server side: sent, not yet read whole by a worker (TCP order)
-    Fifo<Request> waiting{4};    // client side: sent, response not yet complete
-    std::int64_t srv_got = 0;    // bytes read by the server beyond the requests already framed
-    std::int64_t srv_end = 0;    // stream offset of the end of the last framed request
-    std::int64_t resp_got = 0;   // client: response bytes received for waiting.front()
+    Fifo<Request> unread{4};    // server side: sent, not yet read whole by a worker (TCP order)
+    Fifo<Request> waiting{4};   // client side: sent, response not yet complete
+    std::int64_t srv_got = 0;   // bytes read by the server beyond the requests already framed
+    std::int64_t srv_end = 0;   // stream offset of the end of the last framed request
+    std::int64_t resp_got = 0;  // client: response bytes received for waiting.front()
     // TCP flow control: the window bounds what is sent and not yet read by the server application
     // (rmem, truesize of in flight + receive queue, against rcvbuf); beyond it requests wait in
     // the client's send queue (held, wmem against sndbuf) until a read opens the window.
@@ -231,8 +228,8 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   struct Worker {
     Task* task = nullptr;
     Epoll* ep = nullptr;
-    WaitQueue sleep;            // off-CPU block
-    Rng rng{0};                 // service and block draws
+    WaitQueue sleep;  // off-CPU block
+    Rng rng{0};       // service and block draws
   };
   /// A send a Linux client thread has due at `at`: a flow's next request after its think time,
   /// an open-loop arrival (`rec` -1, the flow drawn when it is due) or trace record `rec`.
@@ -251,15 +248,22 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::vector<int> flows;  // server socket ids of its connections
     std::vector<Due> due;    // min-heap on (at, seq)
     std::uint64_t seq = 0;
-    Rng rng{0};              // sizes, think times, open-loop gaps and flows
-    double share = 1.0;      // open loop: all connections / this thread's (gaps scale by it)
+    Rng rng{0};                      // sizes, think times, open-loop gaps and flows
+    double share = 1.0;              // open loop: all connections / this thread's (gaps scale by it)
     std::vector<std::size_t> trace;  // trace: its records, in order
     std::size_t trace_next = 0;
     Nanos trace_base = 0;
   };
   enum Kind : std::uint32_t {
-    kStart = 1, kClientArrive = 3, kRetransmit = 4, kSend = 5, kOpenArrival = 6,
-    kTraceArrival = 7, kWorkerWake = 8, kWindowOpen = 9, kClientRetransmit = 10
+    kStart = 1,
+    kClientArrive = 3,
+    kRetransmit = 4,
+    kSend = 5,
+    kOpenArrival = 6,
+    kTraceArrival = 7,
+    kWorkerWake = 8,
+    kWindowOpen = 9,
+    kClientRetransmit = 10
   };
   void setup_linux_clients(const RngRoot& rng);
   Proc<void> client_thread(ClientThread& th);
@@ -291,18 +295,18 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Distribution service_, block_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Flow> flows_;                 // indexed by socket id
-  std::vector<int> flow_socks_;             // flow index -> socket id
+  std::vector<Flow> flows_;      // indexed by socket id
+  std::vector<int> flow_socks_;  // flow index -> socket id
   std::vector<std::unique_ptr<Worker>> workers_;
   Rng load_rng_{0};
-  ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
-  std::vector<Fifo<Train>> to_client_;      // per client host, in arrival order
+  ClientUplink uplink_{kRetransmit};                           // the idealised clients' sends to the server NICs
+  std::vector<Fifo<Train>> to_client_;                         // per client host, in arrival order
   std::vector<std::unique_ptr<ClientThread>> client_threads_;  // Linux client hosts
-  LinuxClients clients_;                     // the Linux client hosts' ends of the wire
-  std::vector<int> idealised_socks_;         // flows on idealised client hosts
-  double idealised_share_ = 1.0;             // open loop: all flows / flows on idealised hosts
+  LinuxClients clients_;                                       // the Linux client hosts' ends of the wire
+  std::vector<int> idealised_socks_;                           // flows on idealised client hosts
+  double idealised_share_ = 1.0;                               // open loop: all flows / flows on idealised hosts
   std::size_t trace_next_ = 0;
-  Nanos trace_base_ = 0;                    // start of the current pass over the trace
+  Nanos trace_base_ = 0;  // start of the current pass over the trace
   std::vector<Nanos>* send_log_ = nullptr;
   std::uint64_t sent_ = 0, completed_ = 0, measured_ = 0, sent_in_window_ = 0;
   std::uint64_t unsent_ = 0, unsent_in_window_ = 0;  // open loop: send() failed, the send queue full

@@ -9,7 +9,8 @@ namespace napisim {
 namespace {
 std::vector<int> cpus_of(const CpuMask& m) {
   std::vector<int> v;
-  for (int c = m.first(); c >= 0; c = m.next(c)) v.push_back(c);
+  for (int c = m.first(); c >= 0; c = m.next(c))
+    v.push_back(c);
   return v;
 }
 }  // namespace
@@ -20,7 +21,8 @@ void Stream::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoo
   k.set_peer(this);
   const std::int64_t mss = k.params().net.mss;
   if (!p_.loopback && sndbuf() < 2 * mss)
-    throw ConfigError("/workload/params/send_socket_size", "expected 0 or at least one MSS (" + std::to_string(mss) + ")");
+    throw ConfigError("/workload/params/send_socket_size",
+                      "expected 0 or at least one MSS (" + std::to_string(mss) + ")");
   if (p_.loopback && sndbuf() < 2 * p_.send_size)
     throw ConfigError("/workload/params/send_socket_size", "expected 0 or at least send_size (-m) bytes");
   const int n = k.nr_cpus();
@@ -63,7 +65,8 @@ void Stream::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoo
     }
     for (int id : {f.sock, f.tx_sock}) {
       if (id < 0) continue;
-      if (flow_of_sock_.size() <= static_cast<std::size_t>(id)) flow_of_sock_.resize(static_cast<std::size_t>(id) + 1, -1);
+      if (flow_of_sock_.size() <= static_cast<std::size_t>(id))
+        flow_of_sock_.resize(static_cast<std::size_t>(id) + 1, -1);
       flow_of_sock_[static_cast<std::size_t>(id)] = static_cast<int>(i);
     }
     // netserver forks a child per connection; netperf is one process per stream.
@@ -86,12 +89,14 @@ void Stream::start() {
 }
 
 void Stream::begin_measurement() {
-  for (int c = 0; c < k_->nr_cpus(); ++c) flow_limit_at_begin_ += k_->cpu(c).sd.flow_limit_count;
+  for (int c = 0; c < k_->nr_cpus(); ++c)
+    flow_limit_at_begin_ += k_->cpu(c).sd.flow_limit_count;
   lo_at_begin_ = k_->lo_packets();
 }
 
 void Stream::end_measurement() {
-  for (int c = 0; c < k_->nr_cpus(); ++c) flow_limit_at_end_ += k_->cpu(c).sd.flow_limit_count;
+  for (int c = 0; c < k_->nr_cpus(); ++c)
+    flow_limit_at_end_ += k_->cpu(c).sd.flow_limit_count;
   lo_at_end_ = k_->lo_packets();
 }
 
@@ -172,8 +177,10 @@ void Stream::on_transmit(int sock, std::uint32_t /*bytes*/, std::uint32_t /*segs
   f.snd_una = std::max(f.snd_una, s.rcv_wup);
   f.snd_wnd = s.rcv_wnd;
   if (acked > 0) {
-    if (f.cwnd < f.ssthresh) f.cwnd += acked;                    // slow start
-    else f.cwnd += std::max<std::int64_t>(1, mss * acked / f.cwnd);  // congestion avoidance
+    if (f.cwnd < f.ssthresh)
+      f.cwnd += acked;  // slow start
+    else
+      f.cwnd += std::max<std::int64_t>(1, mss * acked / f.cwnd);  // congestion avoidance
     f.cwnd = std::min(f.cwnd, 2 * sndbuf());
   }
   client_push(f, wire_done + paths_[static_cast<std::size_t>(f.host)].latency_ns);
@@ -232,7 +239,8 @@ void Stream::report(Json& summary, Json& workload) const {
 
 Json Stream::conservation() const {
   std::int64_t queued = 0;
-  for (const Flow& f : flows_) queued += k_->socket(f.sock).rx_avail;
+  for (const Flow& f : flows_)
+    queued += k_->socket(f.sock).rx_avail;
   // In bytes: sent = answered (read by netserver) + in flight (on the wire, in backlogs, unread).
   return Json{{"unit", "bytes"},
               {"sent", sent_total_},

@@ -29,17 +29,17 @@
 namespace napisim {
 
 struct StreamParams {
-  bool loopback = false;                 // netperf -L 127.0.0.1 -H 127.0.0.1: both ends on the server host
-  std::int64_t num_streams = 1;          // concurrent netperf processes (one connection each)
-  std::int64_t send_size = 16384;        // -m (netperf default: the send socket size)
-  std::int64_t recv_size = 131072;       // -M (netperf default: the receive socket size)
-  std::int64_t send_socket_size = 0;     // -s (0: autotuned)
-  std::int64_t recv_socket_size = 0;     // -S (0: autotuned)
-  std::string netperf_cpus = "";         // loopback: CPUs netperf may run on (taskset; "" = all)
-  std::string netserver_cpus = "";       // CPUs netserver may run on ("" = all)
-  std::int64_t client_tx_ns = 3000;      // idealised client: ACK in to data on the wire
-  std::int64_t retransmit_ns = 100000;   // idealised client: loss to retransmission
-  std::string host = "";                 // address printed in netperf's banner ("" = 127.0.0.1 / 10.0.0.1)
+  bool loopback = false;                // netperf -L 127.0.0.1 -H 127.0.0.1: both ends on the server host
+  std::int64_t num_streams = 1;         // concurrent netperf processes (one connection each)
+  std::int64_t send_size = 16384;       // -m (netperf default: the send socket size)
+  std::int64_t recv_size = 131072;      // -M (netperf default: the receive socket size)
+  std::int64_t send_socket_size = 0;    // -s (0: autotuned)
+  std::int64_t recv_socket_size = 0;    // -S (0: autotuned)
+  std::string netperf_cpus = "";        // loopback: CPUs netperf may run on (taskset; "" = all)
+  std::string netserver_cpus = "";      // CPUs netserver may run on ("" = all)
+  std::int64_t client_tx_ns = 3000;     // idealised client: ACK in to data on the wire
+  std::int64_t retransmit_ns = 100000;  // idealised client: loss to retransmission
+  std::string host = "";                // address printed in netperf's banner ("" = 127.0.0.1 / 10.0.0.1)
 
   template <class V>
   static void fields(V& v) {
@@ -83,8 +83,8 @@ class Stream : public Workload, public EventSink, public WirePeer {
 
  private:
   struct Flow {
-    int sock = -1;           // netserver's socket
-    int tx_sock = -1;        // netperf's socket (loopback)
+    int sock = -1;     // netserver's socket
+    int tx_sock = -1;  // netperf's socket (loopback)
     int host = 0;
     // idealised client (NIC mode)
     std::int64_t snd_nxt = 0, snd_una = 0, snd_wnd = 0, cwnd = 0, ssthresh = 0, lost = 0;

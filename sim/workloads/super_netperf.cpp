@@ -15,7 +15,8 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.netserver_cpus, n, "/workload/params/netserver_cpus");
   std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
+  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
+    cpus.push_back(c);
   start_rng_ = rng.stream("super_netperf/instances");
   clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
   for (std::int64_t i = 0; i < p_.num_instances; ++i) {
@@ -61,7 +62,8 @@ Proc<void> SuperNetperf::netperf(Task& t, int sock) {
     ++sent_;
     co_await ck.sys_send(t, cs, p_.request_size);
     std::int64_t got = 0;
-    while (got < p_.response_size) got += co_await ck.sys_recv_wait(t, cs, p_.response_size - got);
+    while (got < p_.response_size)
+      got += co_await ck.sys_recv_wait(t, cs, p_.response_size - got);
     complete(c, ck.now());
     co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
   }
@@ -171,7 +173,8 @@ void SuperNetperf::report(Json& summary, Json& workload) const {
 
 Json SuperNetperf::conservation() const {
   std::uint64_t in_flight = 0;
-  for (const Conn& c : conns_) in_flight += c.in_flight ? 1 : 0;
+  for (const Conn& c : conns_)
+    in_flight += c.in_flight ? 1 : 0;
   return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
                               clients_.retransmitted() + uplink_.retransmitted());
 }

@@ -25,19 +25,19 @@
 namespace napisim {
 
 struct SuperNetperfParams {
-  std::int64_t num_instances = 400;   // concurrent netperf processes (super_netperf N)
-  std::int64_t request_size = 1;      // -r req,
-  std::int64_t response_size = 1;     //        resp
-  std::string netserver_cpus = "";    // CPUs the netserver children may run on ("" = all)
+  std::int64_t num_instances = 400;  // concurrent netperf processes (super_netperf N)
+  std::int64_t request_size = 1;     // -r req,
+  std::int64_t response_size = 1;    //        resp
+  std::string netserver_cpus = "";   // CPUs the netserver children may run on ("" = all)
   std::int64_t server_nice = 0;
   std::string server_policy = "normal";  // chrt for the netserver children
   std::int64_t server_rt_priority = 50;
-  std::int64_t client_tx_ns = 3000;   // idealised client: send() to wire
-  std::int64_t client_rx_ns = 3000;   // idealised client: wire to recv() return
-  std::int64_t rto_ns = 200000000;    // TCP_RTO_MIN
-  std::int64_t server_user_ns = 200;  // netserver's user-space work per transaction
+  std::int64_t client_tx_ns = 3000;             // idealised client: send() to wire
+  std::int64_t client_rx_ns = 3000;             // idealised client: wire to recv() return
+  std::int64_t rto_ns = 200000000;              // TCP_RTO_MIN
+  std::int64_t server_user_ns = 200;            // netserver's user-space work per transaction
   std::int64_t client_user_ns = kClientUserNs;  // Linux client: netperf's per transaction
-  std::string client_cpus = "";       // taskset for the netperf processes (Linux client host)
+  std::string client_cpus = "";                 // taskset for the netperf processes (Linux client host)
   std::int64_t client_nice = 0;
   std::string client_policy = "normal";  // chrt for the netperf processes
   std::int64_t client_rt_priority = 50;

@@ -16,7 +16,8 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
   std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c)) cpus.push_back(c);
+  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
+    cpus.push_back(c);
   for (std::int64_t i = 0; i < p_.num_threads; ++i) {
     CpuMask m = allowed;
     if (p_.pin_cpu) {
@@ -28,8 +29,9 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = server_thread(t, ep);
-    k.start_task(t, m.test(cpus[static_cast<std::size_t>(i) % cpus.size()]) ? cpus[static_cast<std::size_t>(i) % cpus.size()]
-                                                                              : m.first());
+    k.start_task(t, m.test(cpus[static_cast<std::size_t>(i) % cpus.size()])
+                        ? cpus[static_cast<std::size_t>(i) % cpus.size()]
+                        : m.first());
   }
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:12867 (neper's data port).
   start_rng_ = rng.stream("tcp_rr/flows");  // flow start offsets (start()): the seed changes them
@@ -61,15 +63,16 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     std::size_t first = 0;
     for (std::int64_t i = 0; i < client_threads; ++i) {
       // thread.c flows_in_thread(): a contiguous block each, the first (flows % threads) one longer.
-      const std::size_t nflows = flows_in_thread(host_flows.size(), static_cast<std::size_t>(client_threads),
-                                                 static_cast<std::size_t>(i));
+      const std::size_t nflows =
+          flows_in_thread(host_flows.size(), static_cast<std::size_t>(client_threads), static_cast<std::size_t>(i));
       std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
                             host_flows.begin() + static_cast<std::ptrdiff_t>(first + nflows));
       first += nflows;
       Task& t = create_user_thread(*ck, "neper-client/" + std::to_string(i), client_mask, p_.client_policy,
                                    p_.client_rt_priority, p_.client_nice);
       Epoll& ep = ck->add_epoll();
-      for (int sock : mine) ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      for (int sock : mine)
+        ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
       t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));
       const int cpu = static_cast<int>(i % ck->nr_cpus());
       ck->start_task(t, client_mask.test(cpu) ? cpu : client_mask.first());
@@ -90,7 +93,8 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       left -= chunk;
     }
   };
-  for (int sock : flows) co_await send(flows_[static_cast<std::size_t>(sock)]);
+  for (int sock : flows)
+    co_await send(flows_[static_cast<std::size_t>(sock)]);
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   for (;;) {
@@ -157,7 +161,8 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
     Nanos epoll_ns = 0;
     int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
                                   &epoll_ns);
-    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
+    if (n == 0)
+      n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
@@ -176,7 +181,8 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
         epoll_ns = 0;
         f.resp_left -= len;
         const bool done = f.resp_left == 0;
-        co_await k.exec_chain(t, {CpuClass::kUser, p_.server_user_ns}, {CpuClass::kSystem, done ? k.epoll_ctl_ns() : 0});
+        co_await k.exec_chain(t, {CpuClass::kUser, p_.server_user_ns},
+                              {CpuClass::kSystem, done ? k.epoll_ctl_ns() : 0});
         if (done) {
           k.ep_modify(ep, s, kEpollIn, t.cpu);
           continue;
@@ -276,7 +282,8 @@ void TcpRr::report(Json& summary, Json& workload) const {
 
 Json TcpRr::conservation() const {
   std::uint64_t in_flight = 0;
-  for (const Flow& f : flows_) in_flight += f.in_flight ? 1 : 0;
+  for (const Flow& f : flows_)
+    in_flight += f.in_flight ? 1 : 0;
   return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
                               clients_.retransmitted() + uplink_.retransmitted());
 }

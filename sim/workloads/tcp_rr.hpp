@@ -24,26 +24,26 @@
 namespace napisim {
 
 struct TcpRrParams {
-  std::int64_t num_flows = 100;      // -F
-  std::int64_t num_threads = 4;      // -T of the server
-  std::int64_t client_threads = 0;   // -T of the client (0: num_threads)
-  std::int64_t request_size = 1;     // -Q
-  std::int64_t response_size = 1;    // -R
-  std::int64_t buffer_size = 65536;  // -B
-  std::int64_t maxevents = 1000;     // --maxevents
-  std::int64_t num_transactions = 0; // -l -N: stop after N measured transactions (0: run for the duration)
+  std::int64_t num_flows = 100;       // -F
+  std::int64_t num_threads = 4;       // -T of the server
+  std::int64_t client_threads = 0;    // -T of the client (0: num_threads)
+  std::int64_t request_size = 1;      // -Q
+  std::int64_t response_size = 1;     // -R
+  std::int64_t buffer_size = 65536;   // -B
+  std::int64_t maxevents = 1000;      // --maxevents
+  std::int64_t num_transactions = 0;  // -l -N: stop after N measured transactions (0: run for the duration)
   std::vector<double> percentiles = {50, 90, 99, 99.9};  // -p
-  bool pin_cpu = false;              // -U: pin server thread i to the i-th allowed CPU
-  std::string server_cpus = "";      // taskset for the server threads ("" = all CPUs)
+  bool pin_cpu = false;                                  // -U: pin server thread i to the i-th allowed CPU
+  std::string server_cpus = "";                          // taskset for the server threads ("" = all CPUs)
   std::int64_t server_nice = 0;
-  std::int64_t client_tx_ns = 3000;  // client stack: send() to wire
-  std::int64_t client_rx_ns = 3000;  // client stack: wire to recv() return
-  std::int64_t rto_ns = 200000000;   // TCP_RTO_MIN
-  std::int64_t epoll_timeout = -1;   // server: -1 blocks in epoll_wait; 0: the application's own busy loop
-  std::int64_t client_epoll_timeout = -1;  // the same for the client threads (Linux client host)
-  std::int64_t server_user_ns = 200; // neper's user-space work per handled event
+  std::int64_t client_tx_ns = 3000;             // client stack: send() to wire
+  std::int64_t client_rx_ns = 3000;             // client stack: wire to recv() return
+  std::int64_t rto_ns = 200000000;              // TCP_RTO_MIN
+  std::int64_t epoll_timeout = -1;              // server: -1 blocks in epoll_wait; 0: the application's own busy loop
+  std::int64_t client_epoll_timeout = -1;       // the same for the client threads (Linux client host)
+  std::int64_t server_user_ns = 200;            // neper's user-space work per handled event
   std::int64_t client_user_ns = kClientUserNs;  // the client's per response: two clock_gettime, histogram, state
-  std::string client_cpus = "";      // taskset for the client threads (Linux client host)
+  std::string client_cpus = "";                 // taskset for the client threads (Linux client host)
   std::int64_t client_nice = 0;
   std::string server_policy = "normal";  // chrt for the server threads
   std::int64_t server_rt_priority = 50;
@@ -59,8 +59,7 @@ struct TcpRrParams {
       "neper -T of the client process on each Linux client host (0 = num_threads)", Range{0, 4096});
     v("request_size", &TcpRrParams::request_size, "bytes", "neper -Q: request size", Range{1, 1e9});
     v("response_size", &TcpRrParams::response_size, "bytes", "neper -R: response size", Range{1, 1e9});
-    v("buffer_size", &TcpRrParams::buffer_size, "bytes", "neper -B: max bytes per send()/recv() call",
-      Range{1, 1e9});
+    v("buffer_size", &TcpRrParams::buffer_size, "bytes", "neper -B: max bytes per send()/recv() call", Range{1, 1e9});
     v("maxevents", &TcpRrParams::maxevents, "events", "neper --maxevents: epoll_wait maxevents", Range{1, 1e6});
     v("num_transactions", &TcpRrParams::num_transactions, "transactions",
       "neper -l -N: stop issuing requests after N measured transactions (0 = run for the whole duration)",
@@ -70,8 +69,7 @@ struct TcpRrParams {
     v("server_cpus", &TcpRrParams::server_cpus, "cpulist", "CPUs the server threads may run on (\"\" = all)");
     v("server_nice", &TcpRrParams::server_nice, "", "Nice value of the server threads", Range{-20, 19});
     v("client_tx_ns", &TcpRrParams::client_tx_ns, "ns", "Idealised client only: send() to the wire", Range{0, 1e9});
-    v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client only: wire to recv() return",
-      Range{0, 1e9});
+    v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client only: wire to recv() return", Range{0, 1e9});
     v("rto_ns", &TcpRrParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
     v("epoll_timeout", &TcpRrParams::epoll_timeout, "ms",
       "Server threads' epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application calls "
@@ -80,11 +78,11 @@ struct TcpRrParams {
     v("client_epoll_timeout", &TcpRrParams::client_epoll_timeout, "ms",
       "Client threads' epoll_wait timeout on each Linux client host: -1 blocks; 0 is a userspace busy loop",
       Range{-1, 0});
-    v("server_user_ns", &TcpRrParams::server_user_ns, "ns", "Server user-space work per handled event",
-      Range{0, 1e9});
+    v("server_user_ns", &TcpRrParams::server_user_ns, "ns", "Server user-space work per handled event", Range{0, 1e9});
     v("client_user_ns", &TcpRrParams::client_user_ns, "ns",
       "Linux client: user-space work per handled event (rr_ts_2's clock_gettime, the histogram update, "
-      "rr_ts_1 of the next request, the state machine)", Range{0, 1e9});
+      "rr_ts_1 of the next request, the state machine)",
+      Range{0, 1e9});
     v("client_cpus", &TcpRrParams::client_cpus, "cpulist",
       "CPUs the client threads may run on, on each Linux client host (\"\" = all CPUs)");
     v("client_nice", &TcpRrParams::client_nice, "", "Nice value of the client threads", Range{-20, 19});
@@ -93,8 +91,7 @@ struct TcpRrParams {
     v("server_rt_priority", &TcpRrParams::server_rt_priority, "", "chrt priority of the server threads (fifo, rr)",
       Range{1, 99});
     v("client_policy", &TcpRrParams::client_policy, "",
-      "chrt for the client threads on each Linux client host: normal, batch, idle, fifo or rr",
-      chrt_policies());
+      "chrt for the client threads on each Linux client host: normal, batch, idle, fifo or rr", chrt_policies());
     v("client_rt_priority", &TcpRrParams::client_rt_priority, "", "chrt priority of the client threads (fifo, rr)",
       Range{1, 99});
     v("flow_steering", &TcpRrParams::flow_steering, "",
@@ -124,7 +121,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
  private:
   struct Flow {
     int sock = -1;
-    int csock = -1;              // the client host's socket (Linux client hosts)
+    int csock = -1;  // the client host's socket (Linux client hosts)
     int host = 0;
     int thread = 0;
     Nanos req_start = 0;
@@ -144,11 +141,11 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   TcpRrParams p_;
   Kernel* k_ = nullptr;
   std::vector<ClientPath> paths_;
-  std::vector<Flow> flows_;                 // indexed by socket id
-  Rng start_rng_{0};                        // from the scenario's seed (stream "tcp_rr/flows")
+  std::vector<Flow> flows_;  // indexed by socket id
+  Rng start_rng_{0};         // from the scenario's seed (stream "tcp_rr/flows")
   std::vector<Epoll*> epolls_;
-  ClientUplink uplink_{kRetransmit};        // the idealised clients' sends to the server NICs
-  LinuxClients clients_;                    // the Linux client hosts' ends of the wire
+  ClientUplink uplink_{kRetransmit};  // the idealised clients' sends to the server NICs
+  LinuxClients clients_;              // the Linux client hosts' ends of the wire
   bool stopped_ = false;
   Nanos nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;

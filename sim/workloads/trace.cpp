@@ -40,7 +40,8 @@ std::vector<std::string> split_fields(const std::string& line) {
 struct LineError {
   const std::string& ptr;
   const std::string& file;
-  [[noreturn]] void operator()(std::size_t line, std::size_t col, const std::string& name, const std::string& msg) const {
+  [[noreturn]] void operator()(std::size_t line, std::size_t col, const std::string& name,
+                               const std::string& msg) const {
     std::string where = file + " line " + std::to_string(line);
     if (col > 0) where += ", column " + std::to_string(col) + (name.empty() ? "" : " (" + name + ")");
     throw ConfigError(ptr, where + ": " + msg);
@@ -87,21 +88,32 @@ std::vector<TraceRecord> load_trace(const TraceParams& p, const std::string& pat
       for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string& n = names[i];
         Col c = kNone;
-        if (n == "timestamp") c = kTime;
-        else if (neper && n == "thread_id") c = kThread;
-        else if (neper && n == "flow_id") c = kFlow;
-        else if (neper && n == "rtt") c = kRtt;
-        else if (!neper && n == "flow") c = kFlow;
-        else if (!neper && n == "request_size") c = kReq;
-        else if (!neper && n == "response_size") c = kResp;
-        else if (!neper && n == "service_ns") c = kService;
+        if (n == "timestamp")
+          c = kTime;
+        else if (neper && n == "thread_id")
+          c = kThread;
+        else if (neper && n == "flow_id")
+          c = kFlow;
+        else if (neper && n == "rtt")
+          c = kRtt;
+        else if (!neper && n == "flow")
+          c = kFlow;
+        else if (!neper && n == "request_size")
+          c = kReq;
+        else if (!neper && n == "response_size")
+          c = kResp;
+        else if (!neper && n == "service_ns")
+          c = kService;
         if (c == kNone) {
           bool numeric = false;
           (void)parse_double(n, &numeric);
-          err(lineno, i + 1, "", numeric ? "expected a header line naming the columns (timestamp, flow, request_size, "
-                                           "response_size, service_ns), got a number '" + n + "'"
-                                         : "unknown column '" + n + "'; expected timestamp, flow, request_size, "
-                                           "response_size, service_ns (or neper's timestamp thread_id flow_id rtt)");
+          err(lineno, i + 1, "",
+              numeric ? "expected a header line naming the columns (timestamp, flow, request_size, "
+                        "response_size, service_ns), got a number '" +
+                            n + "'"
+                      : "unknown column '" + n +
+                            "'; expected timestamp, flow, request_size, "
+                            "response_size, service_ns (or neper's timestamp thread_id flow_id rtt)");
         }
         if (std::find(cols.begin(), cols.end(), c) != cols.end()) err(lineno, i + 1, n, "column named twice");
         cols.push_back(c);
@@ -136,12 +148,23 @@ std::vector<TraceRecord> load_trace(const TraceParams& p, const std::string& pat
           if (v < 0 || v > 1e6) err(lineno, i + 1, names[i], "expected seconds >= 0, got '" + f[i] + "'");
           rtt = v;
           break;
-        case kFlow: flow = integer(-9e15, 9e15); break;
-        case kThread: thread = integer(-9e15, 9e15); break;
-        case kReq: r.request_size = static_cast<std::uint32_t>(integer(1, 1e9)); break;
-        case kResp: r.response_size = static_cast<std::uint32_t>(integer(1, 1e9)); break;
-        case kService: r.service_ns = integer(0, 1e12); break;
-        case kNone: break;
+        case kFlow:
+          flow = integer(-9e15, 9e15);
+          break;
+        case kThread:
+          thread = integer(-9e15, 9e15);
+          break;
+        case kReq:
+          r.request_size = static_cast<std::uint32_t>(integer(1, 1e9));
+          break;
+        case kResp:
+          r.response_size = static_cast<std::uint32_t>(integer(1, 1e9));
+          break;
+        case kService:
+          r.service_ns = integer(0, 1e12);
+          break;
+        case kNone:
+          break;
       }
     }
     // neper logs completions: the request left rtt earlier.
@@ -159,7 +182,8 @@ std::vector<TraceRecord> load_trace(const TraceParams& p, const std::string& pat
   if (neper)
     std::stable_sort(out.begin(), out.end(), [](const TraceRecord& a, const TraceRecord& b) { return a.t < b.t; });
   const Nanos t0 = out.front().t;
-  for (TraceRecord& r : out) r.t -= t0;
+  for (TraceRecord& r : out)
+    r.t -= t0;
   *num_flows = static_cast<std::int64_t>(flow_ids.size());
   return out;
 }
@@ -175,8 +199,7 @@ RpcLoad trace_load(const TraceParams& p, const std::string& path) {
 }
 }  // namespace
 
-Trace::Trace(const TraceParams& p, const std::string& path)
-    : RpcServer(p, trace_load(p, path), "trace", path), p_(p) {}
+Trace::Trace(const TraceParams& p, const std::string& path) : RpcServer(p, trace_load(p, path), "trace", path), p_(p) {}
 
 void Trace::describe(Json& workload) const {
   workload["file"] = p_.file;
@@ -207,8 +230,8 @@ std::string generate_trace_csv(const Json& spec) {
   const double scale = 1.0 / p.rate_rps / mean;  // seconds per unit of the shape
   // The trace is built in memory: bound it (1e8 requests is a CSV of a few GB).
   if (p.duration_s * p.rate_rps > 1e8)
-    throw ConfigError("/rate_rps", "expected duration_s x rate_rps <= 1e8 requests, got " +
-                                       format_number(p.duration_s * p.rate_rps));
+    throw ConfigError(
+        "/rate_rps", "expected duration_s x rate_rps <= 1e8 requests, got " + format_number(p.duration_s * p.rate_rps));
   const Distribution req = Distribution::parse(p.request_size, "/request_size");
   const Distribution resp = Distribution::parse(p.response_size, "/response_size");
   const bool with_service = !p.service_ns.is_null();
@@ -222,7 +245,8 @@ std::string generate_trace_csv(const Json& spec) {
     const long long q = std::max(1LL, std::llround(req.sample(rng)));
     const long long r = std::max(1LL, std::llround(resp.sample(rng)));
     int n = std::snprintf(buf, sizeof buf, "%.9f,%lld,%lld,%lld", t, flow, q, r);
-    if (with_service) n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n), ",%lld", std::llround(service.sample(rng)));
+    if (with_service)
+      n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n), ",%lld", std::llround(service.sample(rng)));
     out.append(buf, static_cast<std::size_t>(n));
     out.push_back('\n');
   }

@@ -52,8 +52,7 @@ struct TraceParams : RpcServerParams {
       Range{1e-6, 1e6});
     v("repeat", &TraceParams::repeat, "", "Start the trace over when it ends (else the load stops)");
     v("request_size", &TraceParams::request_size, "bytes", "Request size when the trace has none", Range{1, 1e9});
-    v("response_size", &TraceParams::response_size, "bytes", "Response size when the trace has none",
-      Range{1, 1e9});
+    v("response_size", &TraceParams::response_size, "bytes", "Response size when the trace has none", Range{1, 1e9});
     RpcServerParams::fields(v);
   }
   bool operator==(const TraceParams&) const = default;

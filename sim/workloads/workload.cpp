@@ -6,11 +6,11 @@
 #include <utility>
 
 #include "sim/params/fields.hpp"
-#include "sim/workloads/tcp_rr.hpp"
+#include "sim/workloads/app.hpp"
+#include "sim/workloads/mutilate.hpp"
 #include "sim/workloads/stream.hpp"
 #include "sim/workloads/super_netperf.hpp"
-#include "sim/workloads/mutilate.hpp"
-#include "sim/workloads/app.hpp"
+#include "sim/workloads/tcp_rr.hpp"
 #include "sim/workloads/trace.hpp"
 
 namespace napisim {
@@ -45,7 +45,8 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   lat["max"] = h.max();
   lat["mean"] = h.mean();
   lat["stddev"] = h.stddev();
-  for (double p : percentiles) lat[percentile_key(p)] = h.percentile(p);
+  for (double p : percentiles)
+    lat[percentile_key(p)] = h.percentile(p);
   return lat;
 }
 
@@ -88,8 +89,7 @@ const WorkloadRegistry& builtin_workloads() {
     r.add(plain_workload<TcpRrParams, TcpRr>(
         "tcp_rr", "neper tcp_rr: closed-loop request/response flows over epoll, neper's client on a Linux host", true));
     WorkloadInfo mutilate = plain_workload<MutilateParams, Mutilate>(
-        "mutilate", "mutilate against a memcached-like server: open-loop GETs from agents, per-connection depth",
-        true);
+        "mutilate", "mutilate against a memcached-like server: open-loop GETs from agents, per-connection depth", true);
     mutilate.resolve = [](const Json& params, const std::string& path, const std::string&) {
       return params_to_json(Mutilate(parse_params<MutilateParams>(params, path), path).params());
     };
@@ -117,7 +117,8 @@ const WorkloadRegistry& builtin_workloads() {
 
 std::vector<std::string> workload_types() {
   std::vector<std::string> names;
-  for (const auto& w : builtin_workloads().list()) names.push_back(w.name);
+  for (const auto& w : builtin_workloads().list())
+    names.push_back(w.name);
   return names;
 }
 
@@ -137,7 +138,8 @@ Json resolve_workload_params(const std::string& type, const Json& params, const 
 
 Json workload_schema() {
   Json s;
-  for (const auto& w : builtin_workloads().list()) s[w.name] = w.schema();
+  for (const auto& w : builtin_workloads().list())
+    s[w.name] = w.schema();
   return s;
 }
 

@@ -84,7 +84,9 @@ constexpr std::int64_t kClientUserNs = 200;
 /// Choices of every workload's *_policy parameter), `rt_priority` for fifo and rr, `nice`.
 Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,
                          std::int64_t rt_priority, std::int64_t nice);
-inline Choices chrt_policies() { return Choices{"normal", "batch", "idle", "fifo", "rr"}; }
+inline Choices chrt_policies() {
+  return Choices{"normal", "batch", "idle", "fifo", "rr"};
+}
 
 /// neper's flows_in_thread() (thread.c): thread `tid` of `threads` owns this many of `flows`, in
 /// a contiguous block after the blocks of the threads before it.

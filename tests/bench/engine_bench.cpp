@@ -6,14 +6,14 @@
 //
 // Usage: napisim_engine_bench [events=20000000] [streams=64]
 // Prints one line per path and the ratio SimGrid/bare (goal >= 0.6). Not a timed test.
-#include <simgrid/s4u.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <queue>
 #include <vector>
+
+#include <simgrid/s4u.hpp>
 
 #include "sim/core/host_model.hpp"
 #include "sim/simgrid/resource_model.hpp"
@@ -44,7 +44,8 @@ double bare_heap(std::uint64_t events, int streams) {
   storage.reserve(static_cast<std::size_t>(streams) * 2);
   std::priority_queue<Ev, std::vector<Ev>, std::greater<>> heap(std::greater<>{}, std::move(storage));
   std::uint64_t seq = 0, x = 88172645463325252ULL, sink = 0;
-  for (int i = 0; i < streams; ++i) heap.push({next_delay(x), seq++});
+  for (int i = 0; i < streams; ++i)
+    heap.push({next_delay(x), seq++});
   const double t0 = wall_now();
   for (std::uint64_t n = 0; n < events; ++n) {
     Ev e = heap.top();
@@ -60,7 +61,8 @@ double bare_heap(std::uint64_t events, int streams) {
 class Streams : public napisim::EventSink {
  public:
   Streams(napisim::HostModel& h, int n) : host_(h) {
-    for (int i = 0; i < n; ++i) host_.schedule(next_delay(x_), napisim::Prio::kCpu, this, 0, static_cast<std::uint64_t>(i));
+    for (int i = 0; i < n; ++i)
+      host_.schedule(next_delay(x_), napisim::Prio::kCpu, this, 0, static_cast<std::uint64_t>(i));
   }
   void on_event(std::uint32_t kind, std::uint64_t arg) override {
     host_.schedule_in(next_delay(x_), napisim::Prio::kCpu, this, kind, arg);
@@ -75,7 +77,8 @@ double direct(std::uint64_t events, int streams) {
   napisim::HostModel host;
   Streams s(host, streams);
   const double t0 = wall_now();
-  while (host.events_processed() < events) host.advance_to(host.now() + 100000);
+  while (host.events_processed() < events)
+    host.advance_to(host.now() + 100000);
   return static_cast<double>(host.events_processed()) / (wall_now() - t0);
 }
 
@@ -91,7 +94,8 @@ double through_simgrid(std::uint64_t events, int streams, int argc, char** argv,
   // Expected simulated duration: events / (streams / 1.5us).
   const double sim_seconds = static_cast<double>(events) * 1.5e-6 / streams;
   simgrid::s4u::Actor::create("control", server, [sim_seconds] {
-    while (simgrid::s4u::Engine::get_clock() < sim_seconds) simgrid::s4u::this_actor::sleep_for(100e-6);
+    while (simgrid::s4u::Engine::get_clock() < sim_seconds)
+      simgrid::s4u::this_actor::sleep_for(100e-6);
   });
   const double t0 = wall_now();
   engine.run();

@@ -4,8 +4,6 @@
 // SimGrid allows one engine per process, so every TEST below creates exactly one engine, and CTest
 // runs each TEST in its own process (gtest_discover_tests in tests/CMakeLists.txt). Running this
 // binary without a --gtest_filter that selects a single test is not supported.
-#include <simgrid/s4u.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <simgrid/s4u.hpp>
 
 #include "sim/core/host_model.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -38,7 +37,8 @@ struct Harness {
 #if defined(__SANITIZE_ADDRESS__)
     args.emplace_back("--cfg=contexts/factory:thread");
 #endif
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args)
+      argv.push_back(a.data());
     argc = static_cast<int>(argv.size());
     engine = std::make_unique<sg4::Engine>(&argc, argv.data());
     auto* zone = sg4::create_full_zone("test");
@@ -83,7 +83,8 @@ TEST(EngineTest, HostEventsLandAtExactSimulatedTimes) {
   Harness h;
   Recorder r(h.host);
   const std::vector<Nanos> at = {1, 1500, kNsPerSec, kNsPerSec + 1, sec(1000) + 1};
-  for (Nanos t : at) h.host.schedule(t, Prio::kCpu, &r, 0);
+  for (Nanos t : at)
+    h.host.schedule(t, Prio::kCpu, &r, 0);
   // The control actor wakes exactly at some of the events' times and once after the last.
   std::vector<Nanos> seen_at_wakeup;
   std::vector<std::size_t> count_at_wakeup;
@@ -151,7 +152,7 @@ TEST(EngineTest, RunEndsWhenTheControlActorEndsDespitePendingHostEvents) {
   EXPECT_EQ(tick.ticks, 1000u);  // 1 us .. 1000 us inclusive, nothing after
   EXPECT_EQ(tick.last, ms(1));
   EXPECT_EQ(h.host.next_event_time(), ms(1) + 1000);  // the stream is still pending
-  EXPECT_LT(h.model->solve_calls(), 100u);  // the engine did not step event by event
+  EXPECT_LT(h.model->solve_calls(), 100u);            // the engine did not step event by event
 }
 
 TEST(EngineTest, RunScenarioReturnsAResultOnceAndRefusesASecondRun) {

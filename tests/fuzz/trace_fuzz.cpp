@@ -1,8 +1,6 @@
 // libFuzzer target: the trace reader (workload "trace": CSV and neper --log-rtt files). The first
 // byte picks the format (auto, csv, neper) and whether the trace repeats; the rest is the file.
 // Bad files must end in ConfigError naming the line and column; anything else is a defect.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +8,8 @@
 
 #include "sim/core/error.hpp"
 #include "sim/workloads/trace.hpp"
+
+#include <unistd.h>
 
 namespace {
 std::string temp_path() {

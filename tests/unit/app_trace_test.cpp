@@ -26,14 +26,18 @@ namespace {
 /// left is the application's service time.
 Json zero_cost_scenario(const Json& workload) {
   Json costs = params_to_json(CostParams{});
-  for (auto it = costs.begin(); it != costs.end(); ++it) it.value() = 0;
+  for (auto it = costs.begin(); it != costs.end(); ++it)
+    it.value() = 0;
   Json doc = {
       {"seed", 1},
       {"warmup_s", 0.0},
       {"duration_s", 0.01},
       {"topology", {{"numa_nodes", 1}, {"llcs_per_node", 1}, {"cores_per_llc", 1}, {"threads_per_core", 1}}},
-      {"nics", Json::array({{{"queues", 1}, {"rx_usecs", 0}, {"rx_frames", 1}, {"speed_gbps", 1e4}, {"irq_affinity", "0"}}})},
-      {"platform", {{"clients", Json::array({{{"name", "c"}, {"stack", "idealised"}, {"link_gbps", 1e4}, {"link_latency_ns", 0}}})}}},
+      {"nics",
+       Json::array({{{"queues", 1}, {"rx_usecs", 0}, {"rx_frames", 1}, {"speed_gbps", 1e4}, {"irq_affinity", "0"}}})},
+      {"platform",
+       {{"clients",
+         Json::array({{{"name", "c"}, {"stack", "idealised"}, {"link_gbps", 1e4}, {"link_latency_ns", 0}}})}}},
       {"costs", costs},
       {"workload", workload}};
   doc["workload"]["params"]["client_tx_ns"] = 0;
@@ -95,21 +99,18 @@ TEST(AppTest, MM1SojournMatchesClosedFormWithZeroCosts) {
   EXPECT_NEAR(app["queue_ns"]["mean"].get<double>() + app["service_ns"]["mean"].get<double>(), r.lat("mean"),
               0.005 * mean);
   EXPECT_NEAR(r.summary()["throughput"].get<double>(), lambda, 0.02 * lambda);
-  std::printf("M/M/1: mean %.0f ns (closed form %.0f), p99 %.0f ns (closed form %.0f), %.0f requests\n",
-              r.lat("mean"), mean, r.lat("p99"), p99, r.summary()["transactions"].get<double>());
+  std::printf("M/M/1: mean %.0f ns (closed form %.0f), p99 %.0f ns (closed form %.0f), %.0f requests\n", r.lat("mean"),
+              mean, r.lat("p99"), p99, r.summary()["transactions"].get<double>());
 }
 
 // ---- open vs closed loop ----
 
 Json saturating(const std::string& load, double duration_s) {
   // 1 CPU, constant 10 us service (capacity 100k/s); open loop offers 150k/s.
-  Json doc = zero_cost_scenario({{"type", "app"},
-                                 {"params",
-                                  {{"load", load},
-                                   {"rate_rps", 150000},
-                                   {"num_flows", 8},
-                                   {"num_threads", 1},
-                                   {"service_ns", 10000}}}});
+  Json doc = zero_cost_scenario(
+      {{"type", "app"},
+       {"params",
+        {{"load", load}, {"rate_rps", 150000}, {"num_flows", 8}, {"num_threads", 1}, {"service_ns", 10000}}}});
   doc["duration_s"] = duration_s;
   return doc;
 }
@@ -165,10 +166,11 @@ TEST(AppTest, TheWindowAndTheSendBufferBoundAConnectionsQueue) {
   // (zero latency): 12 answered, the 12th after 12 services; once readable, a request waits behind
   // at most the window's other 5 and the one in service: 600 us.
   std::string csv = "timestamp,flow,request_size,response_size,service_ns\n";
-  for (int i = 0; i < 20; ++i) csv += "0,1,64,64,100000\n";
+  for (int i = 0; i < 20; ++i)
+    csv += "0,1,64,64,100000\n";
   const std::string f = temp_file("burst.csv", csv);
-  Json doc = zero_cost_scenario({{"type", "trace"},
-                                 {"params", {{"file", f}, {"num_threads", 1}, {"rcvbuf", 4096}, {"sndbuf", 4096}}}});
+  Json doc = zero_cost_scenario(
+      {{"type", "trace"}, {"params", {{"file", f}, {"num_threads", 1}, {"rcvbuf", 4096}, {"sndbuf", 4096}}}});
   doc["duration_s"] = 0.01;
   const SimRun r = run(doc);
   EXPECT_EQ(r.summary()["unsent_requests"].get<int>(), 8);
@@ -353,14 +355,12 @@ TEST(AppTest, LinuxClientBusyLoopSendsAtTheThinkTimeAndNeverSleeps) {
 TEST(AppTest, LinuxClientThreadsShareTheOpenLoopRate) {
   // 50k requests/s offered over 8 connections by 2 client threads of 4 connections each: each
   // draws its own Poisson arrivals at 25k/s. 0.2 s: 10000 requests expected (sd 100).
-  Json doc = on_linux_client(zero_cost_scenario({{"type", "app"},
-                                                 {"params",
-                                                  {{"load", "open"},
-                                                   {"rate_rps", 50000},
-                                                   {"num_flows", 8},
-                                                   {"num_threads", 2},
-                                                   {"service_ns", 1000}}}}),
-                             1);
+  Json doc = on_linux_client(
+      zero_cost_scenario(
+          {{"type", "app"},
+           {"params",
+            {{"load", "open"}, {"rate_rps", 50000}, {"num_flows", 8}, {"num_threads", 2}, {"service_ns", 1000}}}}),
+      1);
   doc["duration_s"] = 0.2;
   std::vector<Nanos> sends;
   const SimRun r = run(doc, &sends);
@@ -426,8 +426,10 @@ TEST(TraceTest, BadTraceFilesNameTheLineAndColumn) {
   EXPECT_CONTAINS(e, "/workload/params/file");
   EXPECT_CONTAINS(e, "line 3, column 2 (flow)");
   EXPECT_CONTAINS(e, "expected a number, got 'x'");
-  EXPECT_CONTAINS(trace_error("timestamp,flow\n1,1\n0.5,1\n"), "line 3, column 1 (timestamp): expected timestamps in non-decreasing order");
-  EXPECT_CONTAINS(trace_error("timestamp,flow,request_size\n1,1,0\n"), "line 2, column 3 (request_size): expected an integer");
+  EXPECT_CONTAINS(trace_error("timestamp,flow\n1,1\n0.5,1\n"),
+                  "line 3, column 1 (timestamp): expected timestamps in non-decreasing order");
+  EXPECT_CONTAINS(trace_error("timestamp,flow,request_size\n1,1,0\n"),
+                  "line 2, column 3 (request_size): expected an integer");
   EXPECT_CONTAINS(trace_error("timestamp,flow\n1,1,5\n"), "line 2: expected 2 columns, got 3");
   EXPECT_CONTAINS(trace_error("timestamp,bogus\n"), "line 1, column 2: unknown column 'bogus'");
   EXPECT_CONTAINS(trace_error("0.1,1\n"), "expected a header line");
@@ -457,9 +459,10 @@ TEST(TraceTest, RelativeFileResolvesAgainstTheScenarioDirectory) {
 // ---- trace-gen ----
 
 TEST(TraceGenTest, PoissonTraceHasTheRequestedRateAndReplays) {
-  const std::string csv = generate_trace_csv(
-      {{"duration_s", 0.5}, {"rate_rps", 20000}, {"flows", 4}, {"service_ns", 5000}, {"seed", 3}});
-  EXPECT_EQ(csv, generate_trace_csv({{"duration_s", 0.5}, {"rate_rps", 20000}, {"flows", 4}, {"service_ns", 5000}, {"seed", 3}}));
+  const std::string csv =
+      generate_trace_csv({{"duration_s", 0.5}, {"rate_rps", 20000}, {"flows", 4}, {"service_ns", 5000}, {"seed", 3}});
+  EXPECT_EQ(csv, generate_trace_csv(
+                     {{"duration_s", 0.5}, {"rate_rps", 20000}, {"flows", 4}, {"service_ns", 5000}, {"seed", 3}}));
   const std::string f = temp_file("gen.csv", csv);
   TraceParams p;
   p.file = f;
@@ -469,8 +472,9 @@ TEST(TraceGenTest, PoissonTraceHasTheRequestedRateAndReplays) {
   EXPECT_EQ(flows, 4);
   EXPECT_EQ(recs[5].service_ns, 5000);
   // Lognormal inter-arrivals with cv 2 keep the mean rate.
-  const std::string ln = generate_trace_csv(
-      {{"duration_s", 1.0}, {"rate_rps", 20000}, {"interarrival", {{"type", "lognormal"}, {"mean", 1}, {"stddev", 2}}}});
+  const std::string ln = generate_trace_csv({{"duration_s", 1.0},
+                                             {"rate_rps", 20000},
+                                             {"interarrival", {{"type", "lognormal"}, {"mean", 1}, {"stddev", 2}}}});
   const auto lines = static_cast<double>(std::count(ln.begin(), ln.end(), '\n') - 1);
   EXPECT_NEAR(lines, 20000, 0.05 * 20000);
   try {

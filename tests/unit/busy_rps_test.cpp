@@ -6,9 +6,9 @@
 // the test was written, the assertions keep a wide margin around them. BUSY_RPS_DUMP=1 in the
 // environment prints each run's summary and per-CPU figures.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <memory>
 #include <set>
 #include <string>
@@ -55,7 +55,8 @@ struct TaskCounters {
 
 std::vector<TaskCounters> task_counters(Kernel& k) {
   std::vector<TaskCounters> v;
-  for (auto& t : k.tasks()) v.push_back({t->name, t->kind, t->wakeups, t->exec_ns});
+  for (auto& t : k.tasks())
+    v.push_back({t->name, t->kind, t->wakeups, t->exec_ns});
   return v;
 }
 
@@ -106,7 +107,8 @@ SimRun run(const Json& doc) {
   out.r = sim.result(Json::object());
   if (std::getenv("BUSY_RPS_DUMP")) {
     std::printf("---- %s\n%s\n", doc["models"].dump().c_str(), out.r["summary"].dump().c_str());
-    for (const Json& pc : out.r["per_cpu"]) std::printf("  %s\n", pc.dump().c_str());
+    for (const Json& pc : out.r["per_cpu"])
+      std::printf("  %s\n", pc.dump().c_str());
     if (out.r.contains("models")) std::printf("  models %s\n", out.r["models"].dump().c_str());
   }
   return out;
@@ -115,13 +117,15 @@ SimRun run(const Json& doc) {
 /// The RX queues that carry at least one flow.
 std::set<int> used_queues(Kernel& k, int nsockets) {
   std::set<int> q;
-  for (int i = 0; i < nsockets; ++i) q.insert(k.socket(i).rx_queue);
+  for (int i = 0; i < nsockets; ++i)
+    q.insert(k.socket(i).rx_queue);
   return q;
 }
 
 double sum_cls(const SimRun& r, const char* cls) {
   double s = 0;
-  for (std::size_t c = 0; c < r.r["per_cpu"].size(); ++c) s += r.cls_pct(static_cast<int>(c), cls);
+  for (std::size_t c = 0; c < r.r["per_cpu"].size(); ++c)
+    s += r.cls_pct(static_cast<int>(c), cls);
   return s;
 }
 
@@ -136,10 +140,9 @@ TEST(BusyPollTest, PreferBusyPollMasksIrqsAndBurnsCpuAtLowLoad) {
   Json doc = base_doc();
   doc["workload"]["params"]["flow_steering"] = "rx_queue";  // one NAPI per epoll
   SimRun base = run(doc);
-  doc["models"] = Json::array({model("napi_irq"),
-                               model("napi_defer_irq", {{"defer_hard_irqs", 100}, {"gro_flush_timeout_ns", 200000}}),
-                               model("epoll_busy_poll", {{"busy_poll_usecs", 64}, {"busy_poll_budget", 64},
-                                                         {"prefer_busy_poll", true}})});
+  doc["models"] = Json::array(
+      {model("napi_irq"), model("napi_defer_irq", {{"defer_hard_irqs", 100}, {"gro_flush_timeout_ns", 200000}}),
+       model("epoll_busy_poll", {{"busy_poll_usecs", 64}, {"busy_poll_budget", 64}, {"prefer_busy_poll", true}})});
   SimRun bp = run(doc);
   base.expect_conservation();
   bp.expect_conservation();
@@ -261,12 +264,12 @@ TEST(IrqSuspendTest, BusyPeriodTiltsProcessingToTheApplication) {
   Json doc = base_doc();
   doc["nics"][0]["queues"] = 1;
   doc["nics"][0]["irq_affinity"] = "0";
-  doc["workload"]["params"] = {{"num_flows", 32},        {"num_threads", 1},       {"pin_cpu", true},
-                               {"server_cpus", "0"},     {"server_user_ns", 2000}, {"flow_steering", "rx_queue"}};
+  doc["workload"]["params"] = {{"num_flows", 32},    {"num_threads", 1},       {"pin_cpu", true},
+                               {"server_cpus", "0"}, {"server_user_ns", 2000}, {"flow_steering", "rx_queue"}};
   const Json defer = model("napi_defer_irq", {{"defer_hard_irqs", 100}, {"gro_flush_timeout_ns", 20000}});
-  doc["models"] = Json::array({model("napi_irq"), defer,
-                               model("epoll_busy_poll", {{"busy_poll_usecs", 0}, {"busy_poll_budget", 64},
-                                                         {"prefer_busy_poll", true}})});
+  doc["models"] = Json::array(
+      {model("napi_irq"), defer,
+       model("epoll_busy_poll", {{"busy_poll_usecs", 0}, {"busy_poll_budget", 64}, {"prefer_busy_poll", true}})});
   SimRun napibusy = run(doc);
   doc["models"] = Json::array({model("napi_irq"), defer, model("irq_suspend")});
   SimRun sus = run(doc);
@@ -274,7 +277,9 @@ TEST(IrqSuspendTest, BusyPeriodTiltsProcessingToTheApplication) {
   sus.expect_conservation();
   EXPECT_LT(napibusy.cls_pct(0, "idle"), 1.0) << "the server must be saturated";
   EXPECT_LT(sus.cls_pct(0, "idle"), 1.0);
-  const auto fires = [](const SimRun& r) { return r.r["models"]["napi_defer_irq"]["timer_fires"].get<std::uint64_t>(); };
+  const auto fires = [](const SimRun& r) {
+    return r.r["models"]["napi_defer_irq"]["timer_fires"].get<std::uint64_t>();
+  };
   EXPECT_GT(fires(napibusy), 200u);
   EXPECT_LT(fires(sus) * 20, fires(napibusy));
   EXPECT_GT(napibusy.cls_pct(0, "softirq"), 10.0);
@@ -399,8 +404,8 @@ TEST(BusyPollTest, EventPollYieldsOnNeedReschedAndKeepsSpinning) {
 Json rps_doc(const std::string& rps_cpus, std::int64_t entries) {
   Json doc = base_doc();
   doc["workload"]["params"]["num_flows"] = 16;
-  doc["models"] = Json::array(
-      {model("napi_irq"), model("rps_rfs", {{"rps_cpus", rps_cpus}, {"rps_sock_flow_entries", entries}})});
+  doc["models"] =
+      Json::array({model("napi_irq"), model("rps_rfs", {{"rps_cpus", rps_cpus}, {"rps_sock_flow_entries", entries}})});
   return doc;
 }
 
@@ -417,7 +422,8 @@ TEST(RpsTest, RpsProcessesOnTargetCpusAfterIpi) {
     SimRun r = run(doc);
     r.expect_conservation();
     ASSERT_GT(r.rx(), 500u);
-    for (auto& ch : r.k().nics()[0]->channels) EXPECT_LT(ch->irq_cpu, 4);
+    for (auto& ch : r.k().nics()[0]->channels)
+      EXPECT_LT(ch->irq_cpu, 4);
     EXPECT_GT(r.summary()["received_rps"].get<std::uint64_t>(), 0u);
     std::uint64_t target_processed = 0, polled = 0;
     double target_softirq = 0;
@@ -451,8 +457,8 @@ TEST(RpsTest, ThreadedNapiSendsItsRpsIpis) {
   Json doc = rps_doc("4-7", 0);
   // RPS only (RFS off, as rps_doc()): every packet is steered to CPUs 4-7, wherever the NAPI
   // kthreads run.
-  doc["models"] = Json::array(
-      {model("napi_threaded"), model("rps_rfs", {{"rps_cpus", "4-7"}, {"rps_sock_flow_entries", 0}})});
+  doc["models"] =
+      Json::array({model("napi_threaded"), model("rps_rfs", {{"rps_cpus", "4-7"}, {"rps_sock_flow_entries", 0}})});
   SimRun thr = run(doc);
   SimRun irq = run(rps_doc("4-7", 0));
   thr.expect_conservation();
@@ -463,7 +469,8 @@ TEST(RpsTest, ThreadedNapiSendsItsRpsIpis) {
     EXPECT_GT(thr.k().cpu(c).sd.received_rps, 0u) << "cpu " << c;
     target_processed += thr.processed(c);
   }
-  EXPECT_NEAR(static_cast<double>(target_processed), static_cast<double>(thr.rx()), 0.02 * static_cast<double>(thr.rx()) + 20);
+  EXPECT_NEAR(static_cast<double>(target_processed), static_cast<double>(thr.rx()),
+              0.02 * static_cast<double>(thr.rx()) + 20);
   EXPECT_EQ(thr.summary()["backlog_drops"].get<std::uint64_t>(), 0u);
 }
 
@@ -531,7 +538,8 @@ TEST(RpsTest, BacklogOverflowDropsAndConserves) {
   EXPECT_GT(r.summary()["backlog_drops"].get<std::uint64_t>(), 0u);
   EXPECT_GT(r.r["conservation"]["retransmitted_trains"].get<std::uint64_t>(), 0u);
   EXPECT_GT(r.summary()["transactions"].get<std::uint64_t>(), 100u);
-  for (int c = 0; c < 7; ++c) EXPECT_EQ(r.k().cpu(c).sd.dropped, 0u);
+  for (int c = 0; c < 7; ++c)
+    EXPECT_EQ(r.k().cpu(c).sd.dropped, 0u);
 }
 
 // ---- Kirill Tkhai's 2018 RFC: RFS to an idle CPU in the consumer's LLC ----
@@ -546,8 +554,8 @@ Json tkhai_doc(bool idle_sibling) {
   doc["topology"]["cores_per_llc"] = 4;
   doc["nics"][0]["queues"] = 1;
   doc["nics"][0]["irq_affinity"] = "0";
-  doc["workload"]["params"] = {{"num_flows", 32}, {"num_threads", 1}, {"pin_cpu", true}, {"server_cpus", "5"},
-                               {"epoll_timeout", 0}};
+  doc["workload"]["params"] = {
+      {"num_flows", 32}, {"num_threads", 1}, {"pin_cpu", true}, {"server_cpus", "5"}, {"epoll_timeout", 0}};
   doc["models"] = Json::array(
       {model("napi_irq"), model("rps_rfs", {{"rps_sock_flow_entries", 32768}, {"idle_sibling", idle_sibling}})});
   return doc;
@@ -560,15 +568,18 @@ TEST(TkhaiTest, IdleSiblingSteersToIdleLlcCpuAndKeepsThroughput) {
   idle.expect_conservation();
   ASSERT_GT(rfs.rx(), 500u);
   // Plain RFS: the consumer's CPU does the protocol processing.
-  EXPECT_NEAR(static_cast<double>(rfs.processed(5)), static_cast<double>(rfs.rx()), 0.02 * static_cast<double>(rfs.rx()) + 20);
+  EXPECT_NEAR(static_cast<double>(rfs.processed(5)), static_cast<double>(rfs.rx()),
+              0.02 * static_cast<double>(rfs.rx()) + 20);
   // idle_sibling: the consumer's CPU is busy, so processing moves to idle CPUs of its LLC (4, 6,
   // 7) -- never to the other LLC's idle CPUs 1-3.
   std::uint64_t sib = idle.processed(4) + idle.processed(6) + idle.processed(7);
   EXPECT_GT(sib, 0u);
   EXPECT_LT(static_cast<double>(idle.processed(5)), 0.1 * static_cast<double>(sib));
-  for (int c = 1; c < 4; ++c) EXPECT_EQ(idle.processed(c), 0u) << "cpu " << c;
+  for (int c = 1; c < 4; ++c)
+    EXPECT_EQ(idle.processed(c), 0u) << "cpu " << c;
   double sib_softirq = 0;
-  for (int c : {4, 6, 7}) sib_softirq += idle.cls_pct(c, "softirq") + idle.cls_pct(c, "ksoftirqd");
+  for (int c : {4, 6, 7})
+    sib_softirq += idle.cls_pct(c, "softirq") + idle.cls_pct(c, "ksoftirqd");
   EXPECT_GT(sib_softirq, 0.0);
   EXPECT_LT(idle.cls_pct(5, "softirq"), 0.2 * rfs.cls_pct(5, "softirq"));
   EXPECT_GE(idle.throughput(), rfs.throughput()) << "idle_sibling vs plain RFS";

@@ -1,11 +1,12 @@
 // napisim calibrate's fitter (sim/calibrate/fit.hpp) on synthetic residual functions with known
 // answers, no simulation; and the summary-metric lookup used to read result documents.
+#include "sim/calibrate/calibrate.hpp"
+
 #include <cmath>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "sim/calibrate/calibrate.hpp"
 #include "sim/calibrate/fit.hpp"
 
 namespace napisim::calibrate {
@@ -41,7 +42,7 @@ TEST(CalibrateFitTest, RecoversKnownParametersFromFarStart) {
   opt.xtol = 1e-10;
   opt.ftol = 1e-12;
   const FitResult r = fit_bounded_log({{"a", 100, 10, 1e4}, {"b", 5000, 10, 1e5}}, 5, f, opt);
-  EXPECT_NEAR(r.params[0], 400, 4);   // 1%
+  EXPECT_NEAR(r.params[0], 400, 4);  // 1%
   EXPECT_NEAR(r.params[1], 1500, 15);
   EXPECT_LT(r.cost, 1e-6);
   EXPECT_GT(r.cost_start, 0.1);
@@ -70,7 +71,8 @@ TEST(CalibrateFitTest, PriorKeepsAnUnidentifiedParameterAtItsStart) {
   // r depends on a only; b is unidentified, and the prior rows also make m >= n.
   const BatchResiduals f = [](const std::vector<Eigen::VectorXd>& ps) {
     std::vector<Eigen::VectorXd> out;
-    for (const auto& p : ps) out.push_back(Eigen::VectorXd::Constant(1, (p[0] - 300) / 300));
+    for (const auto& p : ps)
+      out.push_back(Eigen::VectorXd::Constant(1, (p[0] - 300) / 300));
     return out;
   };
   FitOptions opt;

@@ -1,13 +1,13 @@
 // Tests for sim/hw/dim: the net_dim port (lib/dim/net_dim.c, lib/dim/dim.c, ≈ v6.6).
 #include "sim/hw/dim.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace napisim {
 namespace {

@@ -1,5 +1,7 @@
 // The host model's event queue (sim/core/event_queue.hpp): the (time, class, seq) order, cancellable
 // timers by generation counter, and no allocation per event in steady state (docs/design.md "Hot-path rules").
+#include "sim/core/event_queue.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -11,8 +13,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-
-#include "sim/core/event_queue.hpp"
 
 // ---- allocation counting (this test binary only) ----
 // The queue's storage is private, so "its capacity stays constant after warm-up" is checked as "no
@@ -43,12 +43,24 @@ void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   return std::malloc(n == 0 ? 1 : n);
 }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace napisim {
 namespace {
@@ -102,16 +114,19 @@ TEST(EventQueueTest, SameTimeOrdersByPrioClassRegardlessOfPushOrder) {
   q.push(100, Prio::kWire, &s, static_cast<std::uint32_t>(Prio::kWire));
   const auto got = drain(q);
   ASSERT_EQ(got.size(), 5u);
-  for (std::uint32_t i = 0; i < 5; ++i) EXPECT_EQ(got[i].kind, i) << "position " << i;
+  for (std::uint32_t i = 0; i < 5; ++i)
+    EXPECT_EQ(got[i].kind, i) << "position " << i;
 }
 
 TEST(EventQueueTest, SameTimeSameClassIsFifo) {
   EventQueue q;
   NullSink s;
-  for (std::uint64_t i = 0; i < 1000; ++i) q.push(7, Prio::kCpu, &s, 0, i);
+  for (std::uint64_t i = 0; i < 1000; ++i)
+    q.push(7, Prio::kCpu, &s, 0, i);
   const auto got = drain(q);
   ASSERT_EQ(got.size(), 1000u);
-  for (std::uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(got[i].arg, i);
+  for (std::uint64_t i = 0; i < 1000; ++i)
+    EXPECT_EQ(got[i].arg, i);
 }
 
 TEST(EventQueueTest, TimeThenClassThenSeqOnAMixedLoad) {
@@ -168,13 +183,20 @@ TEST(EventQueueTest, BucketsPopInReferenceOrderAcrossRingAndFarDelays) {
   auto delay = [&]() -> Nanos {
     const std::uint64_t r = next();
     switch (r % 8) {
-      case 0: return 0;
-      case 1: return static_cast<Nanos>((r >> 8) % 128);
-      case 2: return static_cast<Nanos>((r >> 8) % 524288);
-      case 3: return 524288 - 128 + static_cast<Nanos>((r >> 8) % 256);  // around the ring's end
-      case 4: return static_cast<Nanos>(600000 + (r >> 8) % 5000000);    // far: ticks, long timers
-      case 5: return static_cast<Nanos>(128 * ((r >> 8) % 600));         // bucket boundaries
-      default: return static_cast<Nanos>((r >> 8) % 20000);
+      case 0:
+        return 0;
+      case 1:
+        return static_cast<Nanos>((r >> 8) % 128);
+      case 2:
+        return static_cast<Nanos>((r >> 8) % 524288);
+      case 3:
+        return 524288 - 128 + static_cast<Nanos>((r >> 8) % 256);  // around the ring's end
+      case 4:
+        return static_cast<Nanos>(600000 + (r >> 8) % 5000000);  // far: ticks, long timers
+      case 5:
+        return static_cast<Nanos>(128 * ((r >> 8) % 600));  // bucket boundaries
+      default:
+        return static_cast<Nanos>((r >> 8) % 20000);
     }
   };
   auto push_some = [&](Nanos now, int n) {
@@ -245,7 +267,8 @@ TEST(EventQueueTest, PushBeforeTheBucketMadeCurrentByAPeekComesFirst) {
   q.push(1030000, Prio::kCpu, &s, 0, 6);  // within the ring of the new current bucket
   EXPECT_EQ(q.next_time(), 500);
   const auto got = drain(q);
-  const std::vector<Fired> want{{500, 0, 3}, {70000, 0, 4}, {999999, 0, 2}, {1000000, 0, 5}, {1000000, 0, 1}, {1030000, 0, 6}};
+  const std::vector<Fired> want{{500, 0, 3},     {70000, 0, 4},   {999999, 0, 2},
+                                {1000000, 0, 5}, {1000000, 0, 1}, {1030000, 0, 6}};
   EXPECT_EQ(got, want);
 }
 
@@ -291,9 +314,11 @@ TEST(EventQueueTest, ACurrentBucketThatOutgrowsItsSortedArrayKeepsOrder) {
   pop_expect(1);  // the bucket of t = 1000 (times 896..1023) is now current; now = 1000
   // Times in the current bucket, pushed out of order: 12 entries sorted, 3 of them popped, then
   // enough to spill with 9 still sorted, pops from the heap, and pushes into the spilled bucket.
-  for (int i = 0; i < 12; ++i) push(1000 + (i * 7) % 23, i % 5);
+  for (int i = 0; i < 12; ++i)
+    push(1000 + (i * 7) % 23, i % 5);
   pop_expect(3);
-  for (int i = 0; i < 10; ++i) push(1001 + (i * 5) % 17, (i + 2) % 5);
+  for (int i = 0; i < 10; ++i)
+    push(1001 + (i * 5) % 17, (i + 2) % 5);
   pop_expect(4);
   push(1000, 0);  // earlier than everything left: must come out first
   push(1023, 4);
@@ -302,7 +327,8 @@ TEST(EventQueueTest, ACurrentBucketThatOutgrowsItsSortedArrayKeepsOrder) {
   pop_expect(static_cast<int>(reference.size()));
   ASSERT_TRUE(q.empty());
   push(2000, 2);
-  for (int i = 0; i < 20; ++i) push(2000 + (i * 11) % 29, i % 5);
+  for (int i = 0; i < 20; ++i)
+    push(2000 + (i * 11) % 29, i % 5);
   pop_expect(static_cast<int>(reference.size()));
   EXPECT_TRUE(q.empty());
 }
@@ -348,7 +374,7 @@ TEST(TimerTest, CancelMakesTheEventStale) {
   t.cancel();
   EXPECT_FALSE(t.armed());
   EXPECT_EQ(t.expires(), kNever);
-  EXPECT_EQ(q.size(), 1u);  // not deleted from the heap...
+  EXPECT_EQ(q.size(), 1u);                     // not deleted from the heap...
   EXPECT_TRUE(EventQueue::is_stale(q.top()));  // ...but stale
   EXPECT_TRUE(drain(q).empty());
 }
@@ -411,11 +437,14 @@ TEST(TimerTest, ManyTimersIndependent) {
   std::vector<Timer> timers(64);
   for (std::size_t i = 0; i < timers.size(); ++i)
     timers[i].arm(q, static_cast<Nanos>(1000 - i), Prio::kTimer, &s, 0, i);
-  for (std::size_t i = 0; i < timers.size(); i += 2) timers[i].cancel();
+  for (std::size_t i = 0; i < timers.size(); i += 2)
+    timers[i].cancel();
   const auto got = drain(q);
   ASSERT_EQ(got.size(), 32u);
-  for (const Fired& f : got) EXPECT_EQ(f.arg % 2, 1u);
-  for (std::size_t i = 1; i < got.size(); ++i) EXPECT_LT(got[i - 1].time, got[i].time);
+  for (const Fired& f : got)
+    EXPECT_EQ(f.arg % 2, 1u);
+  for (std::size_t i = 1; i < got.size(); ++i)
+    EXPECT_LT(got[i - 1].time, got[i].time);
 }
 
 TEST(EventQueueTest, SteadyStateRescheduleLoopDoesNotAllocate) {
@@ -434,8 +463,10 @@ TEST(EventQueueTest, SteadyStateRescheduleLoopDoesNotAllocate) {
   };
   // Plain events plus one timer per stream re-armed at every stream event (each re-arm leaves a
   // stale entry behind until it reaches the top).
-  for (std::uint64_t i = 0; i < kStreams; ++i) q.push(delay(), Prio::kCpu, &s, 0, i);
-  for (std::size_t i = 0; i < timers.size(); ++i) timers[i].arm(q, delay(), Prio::kTimer, &s, 1, i);
+  for (std::uint64_t i = 0; i < kStreams; ++i)
+    q.push(delay(), Prio::kCpu, &s, 0, i);
+  for (std::size_t i = 0; i < timers.size(); ++i)
+    timers[i].arm(q, delay(), Prio::kTimer, &s, 1, i);
   auto step = [&] {
     q.skip_stale();
     const Event ev = q.pop();

@@ -1,14 +1,15 @@
 // Unit tests for the fair (EEVDF v6.6 / CFS v5.10) and RT run queues. Expected values are
 // derived by hand in the comments (nr_cpus = 8 unless stated: scaling factor 1 + ilog2(8) = 4,
 // so base_slice 3 ms, latency 24 ms, min_granularity 3 ms, wakeup_granularity 4 ms; TICK 4 ms).
-#include <gtest/gtest.h>
+#include "sim/kernel/fair.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
-#include "sim/kernel/fair.hpp"
+#include <gtest/gtest.h>
+
 #include "sim/kernel/rt.hpp"
 
 namespace napisim {
@@ -94,8 +95,8 @@ TEST(FairParamsTest, TunablesScaleWithOnePlusLog2OfCpusCappedAtEight) {
 }
 
 TEST(EevdfTest, SliceIs3msAtEightCpusAndPoint75msAtOneCpu) {
-  for (const auto& [cpus, slice] : {std::pair{8, Nanos{3000000}}, std::pair{16, Nanos{3000000}},
-                                    std::pair{1, Nanos{750000}}}) {
+  for (const auto& [cpus, slice] :
+       {std::pair{8, Nanos{3000000}}, std::pair{16, Nanos{3000000}}, std::pair{1, Nanos{750000}}}) {
     FairRq rq(eevdf_params(cpus));
     EXPECT_EQ(rq.base_slice(), slice);
     SchedEntity a = make_entity();
@@ -157,8 +158,7 @@ TEST(EevdfTest, NiceMinus20AgainstNice0SharesByWeight) {
 // Common setup for the RUN_TO_PARITY cases: A (nice 0) runs alone for `a_ran`, then B wakes
 // with lag -3 ms and C wakes with lag +4 ms (both nice 0).
 struct ParityScenario {
-  explicit ParityScenario(const FairParams& p, Nanos a_ran, SchedPolicy c_policy = SchedPolicy::kNormal)
-      : rq(p) {
+  explicit ParityScenario(const FairParams& p, Nanos a_ran, SchedPolicy c_policy = SchedPolicy::kNormal) : rq(p) {
     a = make_entity();
     b = make_entity();
     c = make_entity(0, c_policy);
@@ -341,9 +341,9 @@ TEST(EevdfTest, AvgVruntimeIsExactWeightedAverageIncludingCurr) {
   SchedEntity a = make_entity(), b = make_entity(5);
   rq.enqueue(a, kWakeup);
   rq.pick_next_task();
-  rq.update_curr(ms(1));  // v_A = 1 ms (curr)
+  rq.update_curr(ms(1));   // v_A = 1 ms (curr)
   rq.enqueue(b, kWakeup);  // zero lag: v_B = 1 ms
-  rq.update_curr(ms(1));  // v_A = 2 ms
+  rq.update_curr(ms(1));   // v_A = 2 ms
   // V = 1 ms + floor((1 ms * 1024 + 0 * 335) / 1359) = 1 ms + floor(753495.2) = 1753495.
   EXPECT_EQ(rq.min_vruntime(), ms(1));
   EXPECT_EQ(rq.avg_vruntime(), 1753495);
@@ -433,7 +433,7 @@ TEST(CfsTest, WakeupPreemptsOnlyBeyondWakeupGranularity) {
   EXPECT_FALSE(s.rq.wakeup_preempt(b));
   EXPECT_EQ(s.rq.next_buddy(), nullptr);
   s.rq.dequeue(b, dequeue_flags::kSleep);  // blocked tasks keep absolute vruntime
-  b.vruntime = ms(16) - 1;                // vdiff = 4 ms + 1
+  b.vruntime = ms(16) - 1;                 // vdiff = 4 ms + 1
   s.rq.enqueue(b, kWakeup);
   EXPECT_TRUE(s.rq.wakeup_preempt(b));
   EXPECT_EQ(s.rq.next_buddy(), &b);
@@ -709,8 +709,10 @@ TEST(CfsTest, MigrationsKeepVruntimeWithinSleeperCreditAndDebitOfMinVruntime) {
     if (now % ms(10) == 0) {  // pull one queued entity from the longest to the shortest queue
       int busiest = 0, idlest = 0;
       for (int c = 1; c < kCpus; ++c) {
-        if (rqs[static_cast<std::size_t>(c)].nr_running() > rqs[static_cast<std::size_t>(busiest)].nr_running()) busiest = c;
-        if (rqs[static_cast<std::size_t>(c)].nr_running() < rqs[static_cast<std::size_t>(idlest)].nr_running()) idlest = c;
+        if (rqs[static_cast<std::size_t>(c)].nr_running() > rqs[static_cast<std::size_t>(busiest)].nr_running())
+          busiest = c;
+        if (rqs[static_cast<std::size_t>(c)].nr_running() < rqs[static_cast<std::size_t>(idlest)].nr_running())
+          idlest = c;
       }
       FairRq& src = rqs[static_cast<std::size_t>(busiest)];
       if (src.nr_running() - rqs[static_cast<std::size_t>(idlest)].nr_running() < 2) continue;
@@ -810,7 +812,8 @@ TEST(RtRqTest, FifoOrderWithinAPriority) {
   EXPECT_EQ(rq.pick_next(), &w);
   // FIFO ticks never rotate.
   rq.pick_next_task();
-  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(rq.tick());
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_FALSE(rq.tick());
   EXPECT_EQ(rq.pick_next(), &w);
 }
 
@@ -837,7 +840,8 @@ TEST(RtRqTest, RoundRobinRotatesAfter100ms) {
   SchedEntity r3 = make_rt(SchedPolicy::kRr, 10);
   solo.enqueue(r3);
   solo.pick_next_task();
-  for (int i = 0; i < 25; ++i) EXPECT_FALSE(solo.tick());
+  for (int i = 0; i < 25; ++i)
+    EXPECT_FALSE(solo.tick());
 }
 
 TEST(RtRqTest, BandwidthThrottlesAfter950msPerSecond) {

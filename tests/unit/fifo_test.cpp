@@ -1,12 +1,12 @@
 // Fifo<T> (sim/core/fifo.hpp), the ring buffer behind ready lists, NIC arrival queues and TX
 // completions: FIFO order across wrap-around and across growth while wrapped, indexing from the
 // head, and a capacity rounded up to a power of two.
+#include "sim/core/fifo.hpp"
+
 #include <cstdint>
 #include <deque>
 
 #include <gtest/gtest.h>
-
-#include "sim/core/fifo.hpp"
 
 namespace napisim {
 namespace {
@@ -29,7 +29,8 @@ TEST(FifoTest, KeepsOrderAcrossWrapAroundAndGrowthWhileWrapped) {
   };
   auto check = [&] {
     ASSERT_EQ(f.size(), ref.size());
-    for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(f[i].a, ref[i]) << "index " << i;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_EQ(f[i].a, ref[i]) << "index " << i;
     if (!ref.empty()) {
       EXPECT_EQ(f.front().a, ref.front());
       EXPECT_EQ(f.back().a, ref.back());

@@ -17,7 +17,7 @@ namespace {
 
 // A tiny deterministic generator (Knuth's MMIX LCG), so the test data is the same everywhere.
 class Lcg {
-public:
+ public:
   explicit Lcg(std::uint64_t seed) : s_(seed) {}
   std::uint64_t next() {
     s_ = s_ * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -26,7 +26,7 @@ public:
   /// Uniform in (0, 1].
   double uniform() { return (static_cast<double>(next()) + 1.0) / 9007199254740992.0; }
 
-private:
+ private:
   std::uint64_t s_;
 };
 

@@ -1,12 +1,12 @@
 // HostModel (sim/core/host_model.hpp) driven directly through advance_to(), the same call the SimGrid
 // adapter makes: inclusive horizons, the clock, and the trajectory fingerprint.
+#include "sim/core/host_model.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include <gtest/gtest.h>
-
-#include "sim/core/host_model.hpp"
 
 namespace napisim {
 namespace {
@@ -246,8 +246,8 @@ TEST(HostModelTest, FingerprintDoesNotDependOnHowTheHorizonIsChopped) {
 
 TEST(HostModelTest, FingerprintChangesWhenTheTrajectoryChanges) {
   const std::uint64_t base = run_load(100000, 1);
-  EXPECT_NE(base, run_load(100000, 2));   // different event times
-  EXPECT_NE(base, run_load(100009, 1));   // a later horizon: more events (a tick at 13 * 7693)
+  EXPECT_NE(base, run_load(100000, 2));  // different event times
+  EXPECT_NE(base, run_load(100009, 1));  // a later horizon: more events (a tick at 13 * 7693)
   EXPECT_NE(base, HostModel().fingerprint());
   // Same times, different kinds.
   HostModel h1, h2;

@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 class IncludeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("napisim-include-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                        "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("napisim-include-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_ / "cal");
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -40,8 +41,8 @@ TEST_F(IncludeTest, MergedUnderTheDocumentWhichWins) {
   write("cal/costs.json", R"({"costs": {"rx_skb_ns": 900, "wakeup_ns": 555}, "duration_s": 0.3})");
   const Json doc = {{"include", {"cal/costs.json"}}, {"costs", {{"wakeup_ns", 444}}}};
   const Scenario s = parse_scenario(doc, dir_.string());
-  EXPECT_EQ(s.costs.rx_skb_ns, 900);   // from the include
-  EXPECT_EQ(s.costs.wakeup_ns, 444);   // the document's own value wins
+  EXPECT_EQ(s.costs.rx_skb_ns, 900);                       // from the include
+  EXPECT_EQ(s.costs.wakeup_ns, 444);                       // the document's own value wins
   EXPECT_EQ(s.costs.hardirq_ns, CostParams{}.hardirq_ns);  // untouched default
   EXPECT_DOUBLE_EQ(s.duration_s, 0.3);
   // The resolved form has no include key and round-trips.

@@ -1,14 +1,15 @@
 // The SO_REUSEPORT connection hash (sim/kernel/inet_hash.hpp) and the server thread it picks.
 // Expected values come from a separate transcription of include/linux/jhash.h's __jhash_final()
 // (Python, 32-bit arithmetic) and of __inet_ehashfn()'s argument order and byte order.
-#include <gtest/gtest.h>
+#include "sim/kernel/inet_hash.hpp"
 
 #include <algorithm>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "sim/core/host_model.hpp"
 #include "sim/hw/topology.hpp"
-#include "sim/kernel/inet_hash.hpp"
 #include "sim/kernel/kernel.hpp"
 #include "sim/workloads/workload.hpp"
 
@@ -49,7 +50,8 @@ TEST(InetHashTest, ReuseportSpreadsConsecutivePortsLikeRandomDraws) {
   const std::vector<int> first{32, 21, 16, 24, 32, 25, 40, 42};
   for (int f = 0; f < 8; ++f) {
     const FlowTuple in{0x0a000002u, 0x0a000001u, static_cast<std::uint16_t>(40000 + f), 12867};
-    EXPECT_EQ(static_cast<int>(reciprocal_scale(inet_ehashfn(in, 0x12345678u), 56)), first[static_cast<std::size_t>(f)]);
+    EXPECT_EQ(static_cast<int>(reciprocal_scale(inet_ehashfn(in, 0x12345678u), 56)),
+              first[static_cast<std::size_t>(f)]);
   }
 }
 

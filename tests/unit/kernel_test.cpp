@@ -5,10 +5,7 @@
 // the comments from the kernel rules in docs/kernel-napi.md (sections 2 and 9).
 // Conventions: HZ = 1000 (tick 1 ms), ctx_switch_ns = 0, ipi_latency_ns = 1000 where an IPI
 // matters. EEVDF base slice = base_slice_ns * (1 + ilog2(nr_cpus)).
-#include "sim/kernel/fair.hpp"
 #include "sim/kernel/kernel.hpp"
-#include "sim/kernel/rt.hpp"
-#include "tests/unit/zero_fields.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +16,10 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "sim/kernel/fair.hpp"
+#include "sim/kernel/rt.hpp"
+#include "tests/unit/zero_fields.hpp"
 
 // GCC 12 at -O3 warns about `"literal" + std::to_string(n)` inside libstdc++ (-Wrestrict, a false
 // positive: GCC bug 105651); the task names below are built that way.
@@ -38,7 +39,9 @@ constexpr int kIdle = static_cast<int>(CpuClass::kIdle);
 
 /// Every cost (and the cost variability, cost_cv) zero, through the parameter table so that new
 /// cost fields are zeroed too.
-CostParams zero_costs() { return testing::all_zero<CostParams>(); }
+CostParams zero_costs() {
+  return testing::all_zero<CostParams>();
+}
 
 TopologyParams shape(std::int64_t cores, std::int64_t threads = 1) {
   TopologyParams p;
@@ -54,8 +57,7 @@ struct Rig {
   HostModel host;
   Topology topo;
   Kernel k;
-  Rig(const TopologyParams& tp, const KernelParams& kp, const CostParams& costs)
-      : topo(tp), k(host, topo, kp, costs) {}
+  Rig(const TopologyParams& tp, const KernelParams& kp, const CostParams& costs) : topo(tp), k(host, topo, kp, costs) {}
   Cpu& cpu(int i) { return k.cpu(i); }
   void run_to(Nanos t) { host.advance_to(t); }
   /// Accounting up to now, and the running task charged (update_curr), for assertions.
@@ -111,7 +113,8 @@ class TestPeer final : public WirePeer {
 // ---- task bodies ---------------------------------------------------------------------------
 
 Proc<void> hog(Kernel& k, Task& t, CpuClass cls = CpuClass::kUser, Nanos seg = us(100)) {
-  for (;;) co_await k.exec(k.task_ctx(t, cls), seg);
+  for (;;)
+    co_await k.exec(k.task_ctx(t, cls), seg);
 }
 
 /// A CPU hog in kernel mode: with voluntary preemption kernel code is preempted only where it
@@ -137,7 +140,8 @@ Proc<void> sleeper(Kernel& k, Task& t, WaitQueue& wq, std::vector<Nanos>* got_cp
     co_await k.sleep_on(t, wq);
     got_cpu->push_back(k.now());
     if (run < 0) {
-      for (;;) co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
+      for (;;)
+        co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
     }
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), run);
   }
@@ -154,7 +158,8 @@ Proc<void> epoll_server(Kernel& k, Task& t, Epoll& ep, Nanos work) {
   std::vector<int> ev;
   for (;;) {
     const int n = co_await k.epoll_wait(t, ep, 16, ev);
-    for (int i = 0; i < n; ++i) co_await k.sys_recv(t, k.socket(ev[static_cast<std::size_t>(i)]), 1 << 20);
+    for (int i = 0; i < n; ++i)
+      co_await k.sys_recv(t, k.socket(ev[static_cast<std::size_t>(i)]), 1 << 20);
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), work);
   }
 }
@@ -190,7 +195,8 @@ RxEntry pkt(int sock, std::uint32_t segs = 1) {
 }
 
 void flood(Kernel& k, int sock, int n) {
-  for (int i = 0; i < n; ++i) k.nic_rx(0, pkt(sock));
+  for (int i = 0; i < n; ++i)
+    k.nic_rx(0, pkt(sock));
 }
 
 /// One CPU taking the interrupt (one per completion) of a one-queue NIC with `ring` descriptors,
@@ -198,7 +204,9 @@ void flood(Kernel& k, int sock, int n) {
 /// else 0.
 struct RingRig : Rig {
   explicit RingRig(std::int64_t ring)
-      : Rig(shape(1), KernelParams{}, costs()), s(socket_on_nic(*this, ring)), ch(*k.nics()[0]->channels[0]) {
+      : Rig(shape(1), KernelParams{}, costs())
+      , s(socket_on_nic(*this, ring))
+      , ch(*k.nics()[0]->channels[0]) {
     peer.host = &host;
     k.set_peer(&peer);
   }
@@ -235,7 +243,7 @@ TEST(KernelTest, HardirqPreemptsTaskAndSegmentResumesWithRemainingWork) {
   EXPECT_EQ(done, us(11));
   EXPECT_EQ(r.cpu(0).time[kHardirq], 1000);
   EXPECT_EQ(r.cpu(0).time[kUser], us(10));
-  EXPECT_EQ(t.exec_ns, us(10));  // IRQ_TIME_ACCOUNTING: the interrupt is not the task's time
+  EXPECT_EQ(t.exec_ns, us(10));          // IRQ_TIME_ACCOUNTING: the interrupt is not the task's time
   EXPECT_EQ(r.cpu(0).ctx_switches, 2u);  // idle -> t, t -> idle when it sleeps
 }
 
@@ -288,7 +296,8 @@ TEST(KernelTest, SendsSplitIntoTsoTrainsOfWholeSegments) {
     EXPECT_EQ(n.tso_count(r.bytes), r.tso) << r.bytes;
     // send_cost() charges tso_count() super-packets: exactly the trains nic_transmit() sends.
     std::int64_t trains = 0;
-    for (std::int64_t left = r.bytes; left > 0; left -= n.train_bytes(left)) ++trains;
+    for (std::int64_t left = r.bytes; left > 0; left -= n.train_bytes(left))
+      ++trains;
     EXPECT_EQ(trains, r.tso) << r.bytes;
   }
   EXPECT_EQ(n.tso_count(0), 1);  // a pure ACK still goes out as one
@@ -352,7 +361,8 @@ TEST(KernelTest, GroNormalBatchCountsSegmentsNotSkbs) {
   Socket& s = r.k.add_socket(0, 0);
   At at(r.host);
   at(us(3), [&] {
-    for (int i = 0; i < 3; ++i) r.k.nic_rx(0, pkt(s.id, 4));
+    for (int i = 0; i < 3; ++i)
+      r.k.nic_rx(0, pkt(s.id, 4));
   });
   std::int64_t before_11 = -1, after_11 = -1, before_15 = -1;
   at(us(11) - 1, [&] { before_11 = s.rx_avail; });
@@ -399,8 +409,8 @@ TEST(KernelTest, FullTxCompletionReapKeepsTheNapiScheduled) {
 
 TEST(KernelTest, NetdevBudgetUsecsDefaultsToTwoJiffies) {
   // net/core/dev.c (v5.7+): netdev_budget_usecs = 2 * USEC_PER_SEC / HZ; 0 in the scenario asks for it.
-  for (const auto& [hz, set, want] : {std::tuple{1000, 0, 2000}, std::tuple{250, 0, 8000}, std::tuple{100, 0, 20000},
-                                      std::tuple{250, 3000, 3000}}) {
+  for (const auto& [hz, set, want] :
+       {std::tuple{1000, 0, 2000}, std::tuple{250, 0, 8000}, std::tuple{100, 0, 20000}, std::tuple{250, 3000, 3000}}) {
     KernelParams kp;
     kp.hz = hz;
     kp.net.netdev_budget_usecs = set;
@@ -651,15 +661,13 @@ KsoftirqdModeResult run_ksoftirqd_mode(const std::string& mode) {
   start(r.k, h, hog(r.k, h));
   at(us(10), [&] { flood(r.k, s.id, 5000); });
   bool ksoftirqd_waiting_at_900us = false;
-  at(us(900), [&] {
-    ksoftirqd_waiting_at_900us = r.cpu(0).ksoftirqd->state == TaskState::kRunnable && r.cpu(0).curr == &h;
-  });
+  at(us(900),
+     [&] { ksoftirqd_waiting_at_900us = r.cpu(0).ksoftirqd->state == TaskState::kRunnable && r.cpu(0).curr == &h; });
   r.run_to(ms(2));
   r.settle();
   EXPECT_TRUE(ksoftirqd_waiting_at_900us) << mode;
   EXPECT_EQ(r.cpu(0).time[kUser] + r.cpu(0).time[kSoftirq] + r.cpu(0).time[kKsoftirqd], ms(2)) << mode;
-  return {r.cpu(0).softirq_runs, r.cpu(0).time[kSoftirq], r.cpu(0).time[kKsoftirqd], h.exec_ns,
-          r.cpu(0).sd.processed};
+  return {r.cpu(0).softirq_runs, r.cpu(0).time[kSoftirq], r.cpu(0).time[kKsoftirqd], h.exec_ns, r.cpu(0).sd.processed};
 }
 
 TEST(KernelTest, LetKsoftirqdDoItsJobModeSuppressesInlineSoftirq) {
@@ -798,8 +806,7 @@ TEST(KernelTest, NiceWeightsSetTheShare) {
 Proc<void> chain_hog(Kernel& k, Task& t, int mode) {
   for (;;) {
     if (mode == 1) {
-      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)},
-                            {CpuClass::kSystem, us(100)});
+      co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kUser, us(100)}, {CpuClass::kSystem, us(100)});
     } else if (mode == 2) {
       co_await k.exec_chain(t, {CpuClass::kSystem, us(100)}, {CpuClass::kSystem, us(100), true},
                             {CpuClass::kSystem, us(100)});
@@ -1320,7 +1327,7 @@ TEST(KernelTest, UserspaceBusyLoopFindsAnEventAtTheNextEpollWaitCall) {
   for (const auto& [queued, returns] : {std::pair<Nanos, Nanos>{1000, 1440}, {1225, 1440}, {1226, 1790}}) {
     EpollRig e;
     Socket& s = e.add_socket(1);
-    e.r.k.epoll_ctl_add(e.ep, s, kEpollIn);  // nothing to read: not ready
+    e.r.k.epoll_ctl_add(e.ep, s, kEpollIn);                         // nothing to read: not ready
     e.at(queued, [&] { e.r.k.ep_modify(e.ep, s, kEpollOut, 1); });  // writable at once: queued
     Task& t = e.r.k.create_task("t", TaskKind::kUser, e.r.only(0));
     start(e.r.k, t, epoll_busy_loop_once(e.r.k, t, e.ep, &e.returned, &e.n, e.wq));
@@ -1344,8 +1351,8 @@ Proc<void> epoll_pwait2_once(Kernel& k, Task& t, Epoll& ep, Nanos timeout, Nanos
 
 TEST(KernelTest, SelectEstimateAccuracyIsTheTimerSlackOrATenthOfAPercent) {
   Task t;
-  EXPECT_EQ(Kernel::select_estimate_accuracy(t, us(100)), 50000);       // timer_slack_ns wins
-  EXPECT_EQ(Kernel::select_estimate_accuracy(t, 200000000), 200000);   // 200 ms / 1000
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, us(100)), 50000);            // timer_slack_ns wins
+  EXPECT_EQ(Kernel::select_estimate_accuracy(t, 200000000), 200000);         // 200 ms / 1000
   EXPECT_EQ(Kernel::select_estimate_accuracy(t, 1000000000000), 100000000);  // MAX_SLACK
   set_sched_attr(t.se, SchedPolicy::kNormal, 5);
   EXPECT_EQ(Kernel::select_estimate_accuracy(t, 200000000), 1000000);  // nice > 0: / 200
@@ -1367,7 +1374,8 @@ TEST(KernelTest, EpollPwait2TimesOutAtTheEndOfTheSlackRange) {
     int n;
     std::uint64_t irqs;
   };
-  for (const Case& c : {Case{false, -1, 150500, 0, 1}, Case{true, -1, 100500, 0, 1}, Case{false, us(20), 20040, 1, 0}}) {
+  for (const Case& c :
+       {Case{false, -1, 150500, 0, 1}, Case{true, -1, 100500, 0, 1}, Case{false, us(20), 20040, 1, 0}}) {
     SCOPED_TRACE(std::string(c.rt ? "rt" : "normal") + (c.ready_at >= 0 ? ", event" : ", timeout"));
     CostParams costs = epoll_costs();
     costs.hardirq_ns = 500;
@@ -1663,11 +1671,13 @@ TEST(KernelTest, AffinityIsHonoured) {
   start(r.k, h2, kernel_hog(r.k, h2), 2);
   Task& p = r.k.create_task("p", TaskKind::kUser, r.only(2));
   start(r.k, p, sleeper(r.k, p, wq, &got, us(300)));
-  for (int i = 1; i <= 100; ++i) at(us(500) * i, [&] { r.k.wake_up(wq, 0); });
+  for (int i = 1; i <= 100; ++i)
+    at(us(500) * i, [&] { r.k.wake_up(wq, 0); });
   r.run_to(ms(60));
   r.settle();
   EXPECT_GT(got.size(), 50u);
-  for (int cpu : {0, 1, 3}) EXPECT_EQ(r.cpu(cpu).time[kUser], 0) << "cpu " << cpu;
+  for (int cpu : {0, 1, 3})
+    EXPECT_EQ(r.cpu(cpu).time[kUser], 0) << "cpu " << cpu;
   EXPECT_EQ(r.cpu(2).time[kUser], p.exec_ns);
   EXPECT_GT(p.exec_ns, ms(10));
   EXPECT_EQ(p.cpu, 2);
@@ -1714,8 +1724,8 @@ TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
     bool polling;
     Nanos cstate_exit, expect;
   };
-  for (const Case& cs : {Case{false, 0, 2001550}, Case{true, 0, 2000300}, Case{false, us(20), 2021550},
-                         Case{true, us(20), 2020300}}) {
+  for (const Case& cs :
+       {Case{false, 0, 2001550}, Case{true, 0, 2000300}, Case{false, us(20), 2021550}, Case{true, us(20), 2020300}}) {
     SCOPED_TRACE(std::string(cs.polling ? "polling" : "HLT") + " cstate_exit " + std::to_string(cs.cstate_exit));
     KernelParams kp;
     kp.idle_polling = cs.polling;
@@ -1921,7 +1931,8 @@ TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
   np.queues = 6;
   r.k.add_nic(np, "/nic");
   std::vector<int> socks;
-  for (std::uint32_t q = 0; q < 6; ++q) socks.push_back(r.k.add_socket(0, q).id);
+  for (std::uint32_t q = 0; q < 6; ++q)
+    socks.push_back(r.k.add_socket(0, q).id);
   At at(r.host);
   WaitQueue wq;
   std::vector<Nanos> got;
@@ -1933,7 +1944,8 @@ TEST(KernelTest, WakeupPlacementTreatsSoftirqOnlyCpuAsIdle) {
     start(r.k, h, hog(r.k, h), cpu);
   }
   at(us(10), [&] {
-    for (int sock : socks) flood(r.k, sock, 600);
+    for (int sock : socks)
+      flood(r.k, sock, 600);
   });
   Nanos softirq_before = -1, idle_before = -1;
   at(ms(1), [&] {
@@ -1999,19 +2011,22 @@ TEST(KernelTest, PerCpuTimeSumsToElapsedTimeInBusyMixedScenario) {
     const auto segs = static_cast<std::uint32_t>(1 + (i % 5 == 0 ? 40 : i % 3));
     at(t, [&r, sock, segs] { r.k.nic_rx(0, pkt(sock, segs)); });
   }
-  for (int i = 1; i < 100; ++i) at(us(200) * i + 7, [&r, &fq] { r.k.wake_up(fq, 2); });
+  for (int i = 1; i < 100; ++i)
+    at(us(200) * i + 7, [&r, &fq] { r.k.wake_up(fq, 2); });
   for (Nanos t : {ms(5) + 3, ms(11) + 999, ms(17) + 1, ms(20)}) {
     r.run_to(t);
     for (int i = 0; i < r.k.nr_cpus(); ++i) {
       Cpu& c = r.cpu(i);
       r.k.update_exec(c);
       Nanos sum = 0;
-      for (Nanos v : c.time) sum += v;
+      for (Nanos v : c.time)
+        sum += v;
       EXPECT_EQ(sum, t) << "cpu " << i << " at " << t;
     }
   }
   std::uint64_t processed = 0;
-  for (int i = 0; i < r.k.nr_cpus(); ++i) processed += r.cpu(i).sd.processed;
+  for (int i = 0; i < r.k.nr_cpus(); ++i)
+    processed += r.cpu(i).sd.processed;
   EXPECT_GT(processed, 10000u);
   EXPECT_GT(fgot.size(), 50u);
   EXPECT_GT(srv.exec_ns, 0);
@@ -2102,7 +2117,8 @@ TEST(KernelTest, DeliveredTrainsEnterTheRingAtTheirTimeWithOrWithoutAnEvent) {
       });
       at(us(2), [&] { EXPECT_EQ(r.ch.inbound_idle, 0); });  // C's event is queued by the re-arm
     } else {
-      for (Nanos t : {us(1), us(1) + 500, us(2) + 500}) at(t, [&r] { r.k.nic_rx(0, pkt(r.s.id)); });
+      for (Nanos t : {us(1), us(1) + 500, us(2) + 500})
+        at(t, [&r] { r.k.nic_rx(0, pkt(r.s.id)); });
     }
     for (Nanos t : {us(1) + 1, us(2) + 1, us(2) + 501, us(3) + 1, us(4) + 1})
       at(t, [&r, polls_at] { polls_at->push_back(static_cast<Nanos>(r.ch.napi.polls) * 10 + r.ch.ring_pkts); });
@@ -2173,7 +2189,8 @@ TEST(KernelTest, NetRxActionPollsFiveTimesThenSqueezesAndReraises) {
   auto napi = [&](int q) -> Napi& { return nic.channels[static_cast<std::size_t>(q)]->napi; };
   At at(r.host);
   at(0, [&] {
-    for (int q = 0; q < 6; ++q) flood(r.k, socks[static_cast<std::size_t>(q)], 200);
+    for (int q = 0; q < 6; ++q)
+      flood(r.k, socks[static_cast<std::size_t>(q)], 200);
   });
   at(us(320) + 700, [&] {
     const Cpu& c0 = r.cpu(0);
@@ -2187,7 +2204,8 @@ TEST(KernelTest, NetRxActionPollsFiveTimesThenSqueezesAndReraises) {
     EXPECT_EQ(c0.softirq_runs, 1u);  // the same __do_softirq, restarted
     // Round robin: q5 (not polled this round) first, then the repoll list in order.
     std::vector<int> order;
-    for (Napi* it = c0.sd.poll_list.head; it; it = it->next) order.push_back(it->ch->id);
+    for (Napi* it = c0.sd.poll_list.head; it; it = it->next)
+      order.push_back(it->ch->id);
     EXPECT_EQ(order, (std::vector<int>{5, 0, 1, 2, 3, 4}));
     for (int q = 0; q < 6; ++q) {
       EXPECT_TRUE(napi(q).state & napi_state::kSched) << q;
@@ -2295,7 +2313,8 @@ TEST(KernelTest, InterruptCoalescingByUsecsAndFrames) {
     At at(r.host);
     const std::vector<Nanos> arrivals =
         frames == 4 ? std::vector<Nanos>{us(10), us(11), us(12), us(13)} : std::vector<Nanos>{us(10), us(12), us(14)};
-    for (Nanos t : arrivals) at(t, [&] { r.k.nic_rx(0, pkt(s.id)); });
+    for (Nanos t : arrivals)
+      at(t, [&] { r.k.nic_rx(0, pkt(s.id)); });
     const Nanos fire = frames == 4 ? us(13) : us(18);
     r.run_to(fire - 1);
     EXPECT_EQ(r.cpu(0).irqs, 0u) << frames;

@@ -52,8 +52,7 @@ class PublishedScenario : public ::testing::TestWithParam<std::pair<const char*,
 
 TEST_P(PublishedScenario, GivesTheSameResultWithEveryArrivalEventKept) {
   const std::filesystem::path path = std::filesystem::path(NAPISIM_SOURCE_DIR) / "scenarios" / GetParam().first;
-  expect_same_with_and_without_events(load_scenario_doc(path.string()), path.parent_path().string(),
-                                      GetParam().second);
+  expect_same_with_and_without_events(load_scenario_doc(path.string()), path.parent_path().string(), GetParam().second);
 }
 
 // (scenario, whether the run must save events: saturated IRQ CPUs poll with the interrupt masked)

@@ -16,8 +16,8 @@
 #include "sim/kernel/kernel.hpp"
 #include "sim/model/model.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "tests/unit/zero_fields.hpp"
 #include "sim/scenario/simulation.hpp"
+#include "tests/unit/zero_fields.hpp"
 
 namespace napisim {
 namespace {
@@ -27,7 +27,9 @@ constexpr int kKsoftirqd = static_cast<int>(CpuClass::kKsoftirqd);
 constexpr int kKthread = static_cast<int>(CpuClass::kKthread);
 
 /// Every cost zero and deterministic: exact hand-computed timelines.
-CostParams zero_costs() { return testing::all_zero<CostParams>(); }
+CostParams zero_costs() {
+  return testing::all_zero<CostParams>();
+}
 
 TopologyParams shape(std::int64_t cores) {
   TopologyParams p;
@@ -115,12 +117,14 @@ RxEntry pkt(int sock) {
 void steady(At& at, Kernel& k, const std::vector<int>& socks, Nanos first, Nanos period, int count) {
   for (int i = 0; i < count; ++i)
     at(first + i * period, [&k, socks] {
-      for (int s : socks) k.nic_rx(0, pkt(s));
+      for (int s : socks)
+        k.nic_rx(0, pkt(s));
     });
 }
 
 Proc<void> hog(Kernel& k, Task& t) {
-  for (;;) co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
+  for (;;)
+    co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
 }
 
 Task* find_task(Kernel& k, const std::string& name) {
@@ -210,11 +214,14 @@ struct DeferRig {
   Rig r;
   Socket* s;
   At at;
-  explicit DeferRig(std::int64_t cores = 2) : r(cores, [] {
-    CostParams c = zero_costs();
-    c.napi_poll_ns = 1;
-    return c;
-  }()), at(r.host) {
+  explicit DeferRig(std::int64_t cores = 2)
+      : r(cores,
+          [] {
+            CostParams c = zero_costs();
+            c.napi_poll_ns = 1;
+            return c;
+          }())
+      , at(r.host) {
     r.k.add_nic(nic(1, "0"), "/nic");
   }
   void load() {
@@ -385,18 +392,21 @@ TEST(NapiTapiTest, TwoPollersServeFourNapis) {
   r.k.add_nic(nic(4, "0-3"), "/nic");
   RxModel& m = r.attach("napi_tapi", Json{{"threads", 2}});
   std::vector<int> socks;
-  for (int q = 0; q < 4; ++q) socks.push_back(r.socket_on(q).id);
+  for (int q = 0; q < 4; ++q)
+    socks.push_back(r.socket_on(q).id);
   At at(r.host);
   steady(at, r.k, socks, us(1), us(3), 1000);  // 4 packets per 3 us: the pool is saturated
   r.run_to(ms(10));
   r.settle();
   EXPECT_EQ(r.cls_time(kSoftirq), 0);
   std::uint64_t delivered = 0;
-  for (int s : socks) delivered += r.k.socket(s).rx_skbs;
+  for (int s : socks)
+    delivered += r.k.socket(s).rx_skbs;
   EXPECT_EQ(delivered, 4000u);
   EXPECT_EQ(r.cls_time(kKthread), 4000 * 1000);
   Nanos poller_ns = 0;
-  for (int i = 0; i < 2; ++i) poller_ns += find_task(r.k, "tapi/" + std::to_string(i))->exec_ns;
+  for (int i = 0; i < 2; ++i)
+    poller_ns += find_task(r.k, "tapi/" + std::to_string(i))->exec_ns;
   EXPECT_EQ(poller_ns, 4000 * 1000);
   for (int q = 0; q < 4; ++q) {
     EXPECT_GT(r.ch(q).napi.polls, 0u);
@@ -462,7 +472,8 @@ TEST(RuntimeSwitchTest, NapiOwnedBySoftirqFinishesThereNextScheduleGoesToTheThre
   Socket& s = r.socket_on(0);
   At at(r.host);
   at(0, [&] {
-    for (int i = 0; i < 1000; ++i) r.k.nic_rx(0, pkt(s.id));
+    for (int i = 0; i < 1000; ++i)
+      r.k.nic_rx(0, pkt(s.id));
   });
   at(us(100), [&] { r.attach("napi_threaded", Json::object()); });
   r.run_to(ms(1));
@@ -535,7 +546,8 @@ TEST(RuntimeSwitchTest, SoftirqToThreadedHandsOverWithoutLoss) {
   Kernel& k = sim.kernel();
   auto cls_total = [&](const Kernel::Snapshot& a, int cls) {
     Nanos t = 0;
-    for (const auto& c : a.cpu_time) t += c[static_cast<std::size_t>(cls)];
+    for (const auto& c : a.cpu_time)
+      t += c[static_cast<std::size_t>(cls)];
     return t;
   };
   sim.start();

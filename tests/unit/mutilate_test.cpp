@@ -2,6 +2,8 @@
 // forms, LogHistogramSampler percentiles on hand-computed samples, depth-1 semantics, the open loop
 // past saturation, peak mode, determinism, bad parameters, and NUMA-local vs remote NIC placement
 // (sim/hw/nic.hpp numa_remote_ns) through the whole simulator (Simulation driven standalone).
+#include "sim/workloads/mutilate.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -13,7 +15,6 @@
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
-#include "sim/workloads/mutilate.hpp"
 
 namespace napisim {
 namespace {
@@ -24,16 +25,20 @@ using mutilate::LogHistogram;
 std::vector<double> draw(const Generator& g, int n, std::uint64_t seed = 7) {
   Rng r(seed);
   std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v) x = g.generate(r);
+  for (double& x : v)
+    x = g.generate(r);
   std::sort(v.begin(), v.end());
   return v;
 }
 double mean(const std::vector<double>& v) {
   double s = 0;
-  for (double x : v) s += x;
+  for (double x : v)
+    s += x;
   return s / static_cast<double>(v.size());
 }
-double quantile(const std::vector<double>& sorted, double p) { return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size()))]; }
+double quantile(const std::vector<double>& sorted, double p) {
+  return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size()))];
+}
 
 // ---- generators (Generator.h / Generator.cc) ----
 
@@ -111,7 +116,8 @@ TEST(MutilateGenerator, SpecsAndKeyLengths) {
 TEST(MutilateHistogram, PercentilesAsMutilateComputesThem) {
   // Bins floor(log(s)/log(1.1)): 10 -> 24, 20 -> 31, 30 -> 35, 40 -> 38.
   LogHistogram h;
-  for (double s : {10.0, 20.0, 30.0, 40.0}) h.sample(s);
+  for (double s : {10.0, 20.0, 30.0, 40.0})
+    h.sample(s);
   EXPECT_EQ(h.total(), 4u);
   EXPECT_DOUBLE_EQ(h.average(), 25.0);
   EXPECT_NEAR(h.stddev(), std::sqrt(750.0 - 625.0), 1e-9);
@@ -163,8 +169,13 @@ KvRun run(const Json& doc) {
 }
 
 TEST(MutilateWorkload, BelowSaturationAchievesTheTargetOnSchedule) {
-  const KvRun r = run(kv_scenario({{"qps", 20000}, {"threads", 2}, {"connections", 16}, {"server_threads", 4},
-                                   {"keysize", "fb_key"}, {"valuesize", "fb_value"}, {"iadist", "fb_ia"}}));
+  const KvRun r = run(kv_scenario({{"qps", 20000},
+                                   {"threads", 2},
+                                   {"connections", 16},
+                                   {"server_threads", 4},
+                                   {"keysize", "fb_key"},
+                                   {"valuesize", "fb_value"},
+                                   {"iadist", "fb_ia"}}));
   EXPECT_NEAR(r.m()["qps"].get<double>(), 20000, 0.1 * 20000);
   EXPECT_LT(r.m()["schedule_slip_us_avg"].get<double>(), 20.0);
   EXPECT_EQ(r.cons()["max_outstanding_per_connection"].get<int>(), 1);
@@ -196,8 +207,8 @@ TEST(MutilateWorkload, OpenLoopKeepsOfferingLoadPastSaturation) {
 TEST(MutilateWorkload, DepthBoundsOutstandingRequestsAndPeakModeKeepsThemFull) {
   // qps 0 (peak): every connection keeps exactly `depth` requests outstanding.
   for (int depth : {1, 4}) {
-    const KvRun r = run(kv_scenario({{"qps", 0}, {"threads", 1}, {"connections", 8}, {"depth", depth},
-                                     {"server_threads", 2}, {"update", 0.1}}));
+    const KvRun r = run(kv_scenario(
+        {{"qps", 0}, {"threads", 1}, {"connections", 8}, {"depth", depth}, {"server_threads", 2}, {"update", 0.1}}));
     EXPECT_EQ(r.cons()["max_outstanding_per_connection"].get<int>(), depth);
     EXPECT_EQ(r.cons()["in_flight"].get<int>(), 8 * depth);
     EXPECT_GT(r.m()["sets"].get<int>(), 0);
@@ -207,8 +218,13 @@ TEST(MutilateWorkload, DepthBoundsOutstandingRequestsAndPeakModeKeepsThemFull) {
 }
 
 TEST(MutilateWorkload, SameSeedSameBytes) {
-  const Json doc = kv_scenario({{"qps", 50000}, {"threads", 2}, {"connections", 8}, {"keysize", "fb_key"},
-                                {"valuesize", "fb_value"}, {"iadist", "fb_ia"}, {"update", 0.05}});
+  const Json doc = kv_scenario({{"qps", 50000},
+                                {"threads", 2},
+                                {"connections", 8},
+                                {"keysize", "fb_key"},
+                                {"valuesize", "fb_value"},
+                                {"iadist", "fb_ia"},
+                                {"update", 0.05}});
   EXPECT_EQ(run(doc).r.dump(), run(doc).r.dump());
   Json other = doc;
   other["seed"] = 4;
@@ -222,9 +238,16 @@ TEST(MutilateWorkload, SameSeedSameBytes) {
 /// link: what is left is the server's user work and the client's schedule.
 Json linux_kv_scenario(bool blocking) {
   Json costs = params_to_json(CostParams{});
-  for (auto it = costs.begin(); it != costs.end(); ++it) it.value() = 0;
-  Json doc = kv_scenario({{"qps", 10000}, {"threads", 1}, {"connections", 1}, {"server_threads", 1},
-                          {"iadist", "fixed:0.0001"}, {"get_ns", 10000}, {"event_ns", 0}, {"client_user_ns", 0},
+  for (auto it = costs.begin(); it != costs.end(); ++it)
+    it.value() = 0;
+  Json doc = kv_scenario({{"qps", 10000},
+                          {"threads", 1},
+                          {"connections", 1},
+                          {"server_threads", 1},
+                          {"iadist", "fixed:0.0001"},
+                          {"get_ns", 10000},
+                          {"event_ns", 0},
+                          {"client_user_ns", 0},
                           {"blocking", blocking}});
   doc["costs"] = costs;
   doc["nics"][0]["rx_usecs"] = 0;
@@ -291,18 +314,26 @@ Json numa_scenario(int nic0_node, int nic1_node, std::int64_t penalty) {
       {"warmup_s", 0.005},
       {"duration_s", 0.02},
       {"topology",
-       {{"numa_nodes", 2}, {"llcs_per_node", 1}, {"cores_per_llc", 4}, {"threads_per_core", 1},
+       {{"numa_nodes", 2},
+        {"llcs_per_node", 1},
+        {"cores_per_llc", 4},
+        {"threads_per_core", 1},
         {"remote_node_penalty_ns", penalty}}},
       {"nics", Json::array({{{"name", "eth0"}, {"numa_node", nic0_node}, {"queues", 2}, {"irq_affinity", "0-1"}},
                             {{"name", "eth1"}, {"numa_node", nic1_node}, {"queues", 2}, {"irq_affinity", "4-5"}}})},
-      {"platform",
-       {{"clients", Json::array({{{"name", "c0"}, {"nic", 0}}, {{"name", "c1"}, {"nic", 1}}})}}},
+      {"platform", {{"clients", Json::array({{{"name", "c0"}, {"nic", 0}}, {{"name", "c1"}, {"nic", 1}}})}}},
       {"costs", {{"cost_cv", 0.0}}},
       {"workload",
        {{"type", "mutilate"},
         {"params",
-         {{"qps", 40000}, {"threads", 2}, {"connections", 16}, {"server_threads", 4}, {"server_cpus", "0-1,4-5"},
-          {"pin_threads", true}, {"dispatch", "napi_id"}, {"cpu_report_cpus", "0-1,4-5"}}}}}};
+         {{"qps", 40000},
+          {"threads", 2},
+          {"connections", 16},
+          {"server_threads", 4},
+          {"server_cpus", "0-1,4-5"},
+          {"pin_threads", true},
+          {"dispatch", "napi_id"},
+          {"cpu_report_cpus", "0-1,4-5"}}}}}};
   return doc;
 }
 

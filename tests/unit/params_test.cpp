@@ -450,8 +450,7 @@ TEST(JsonUtilTest, SetRejectsMalformedBracketIndices) {
     const std::string what = std::string(bad).substr(0, std::string(bad).find('='));
     const std::string component = what.substr(0, what.find('.'));
     EXPECT_EQ(error_of([&] { apply_set(doc, bad); }),
-              "/: --set '" + std::string(bad) + "': malformed index in '" + component +
-                  "' (expected key[N] or key[-])")
+              "/: --set '" + std::string(bad) + "': malformed index in '" + component + "' (expected key[N] or key[-])")
         << bad;
   }
   EXPECT_EQ(error_of([&] { apply_set(doc, "[0].x=1"); }),

@@ -1,10 +1,10 @@
 // PELT (sim/kernel/pelt.hpp) against values computed by hand from kernel/sched/pelt.c's formulas:
 // y = 2^(-1/32), periods of 1024 x 1024 ns, LOAD_AVG_MAX 47742, divider 46718 + period_contrib.
+#include "sim/kernel/pelt.hpp"
+
 #include <cstdint>
 
 #include <gtest/gtest.h>
-
-#include "sim/kernel/pelt.hpp"
 
 namespace napisim {
 namespace {
@@ -53,7 +53,8 @@ TEST(PeltTest, UtilRisesHalfwayInOneHalfLifeAndHalvesInTheNext) {
 
 TEST(PeltTest, SaturatesAtFullCapacity) {
   pelt::UtilAvg u;
-  for (std::uint64_t p = 1; p <= 400; ++p) u.update(p * kPeriodNs, true);
+  for (std::uint64_t p = 1; p <= 400; ++p)
+    u.update(p * kPeriodNs, true);
   EXPECT_EQ(u.util_avg, 1024u);
   u.update(432 * kPeriodNs, false);
   EXPECT_EQ(u.util_avg, 512u);

@@ -306,7 +306,8 @@ TEST(RngTest, NormalFollowsItsCdfIncludingTheZigguratTail) {
   std::array<int, 11> below{};
   for (int n = 0; n < kN; ++n) {
     const double z = r.normal(0.0, 1.0);
-    for (std::size_t i = 0; i < at.size(); ++i) below[i] += z < at[i] ? 1 : 0;
+    for (std::size_t i = 0; i < at.size(); ++i)
+      below[i] += z < at[i] ? 1 : 0;
   }
   for (std::size_t i = 0; i < at.size(); ++i) {
     const double p = 0.5 * std::erfc(-at[i] / std::sqrt(2.0));
@@ -344,7 +345,8 @@ TEST(RngTest, LognormalQuantilesFollowTheLognormalCdfIncludingTails) {
     const double f = lq.sample(r);
     ASSERT_GT(f, 0.0);
     sum += f;
-    for (std::size_t i = 0; i < z.size(); ++i) below[i] += f < std::exp(mu + sigma * z[i]) ? 1 : 0;
+    for (std::size_t i = 0; i < z.size(); ++i)
+      below[i] += f < std::exp(mu + sigma * z[i]) ? 1 : 0;
   }
   for (std::size_t i = 0; i < z.size(); ++i) {
     const double p = 0.5 * std::erfc(-z[i] / std::sqrt(2.0));
@@ -638,8 +640,7 @@ TEST(DistributionTest, SchemaHasOneBranchPerFormMatchingToJson) {
     const Json out = Distribution::parse(j, "/d").to_json();
     int matching = 0;
     for (const auto& b : branches) {
-      if (b["type"] != "object" || b["properties"]["type"]["const"] != out["type"])
-        continue;
+      if (b["type"] != "object" || b["properties"]["type"]["const"] != out["type"]) continue;
       ++matching;
       EXPECT_EQ(b["additionalProperties"], false);
       for (const auto& [k, v] : out.items())

@@ -2,12 +2,12 @@
 // default indirection table (ethtool_rxfh_indir_default) and user-set tables.
 #include "sim/hw/rss.hpp"
 
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
 
@@ -71,7 +71,8 @@ TEST(RssTest, HashUsesTheConfiguredKey) {
 TEST(RssTest, DefaultIndirectionIsEthtoolRxfhIndirDefault) {
   const Rss rss(6, 128);
   ASSERT_EQ(rss.indirection().size(), 128U);
-  for (std::size_t i = 0; i < 128; ++i) EXPECT_EQ(rss.indirection()[i], static_cast<int>(i % 6));
+  for (std::size_t i = 0; i < 128; ++i)
+    EXPECT_EQ(rss.indirection()[i], static_cast<int>(i % 6));
   EXPECT_EQ(ethtool_rxfh_indir_default(13, 4), 1U);
 }
 

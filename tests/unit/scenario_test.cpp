@@ -1,6 +1,8 @@
 // The scenario loader (sim/scenario/scenario.hpp): defaults round-trip, the embedded quickstart,
 // every class of bad input as a ConfigError that starts with the JSON pointer and says what was
 // expected, --set overrides, SHA-256 provenance, and a tiny scenario run standalone (no SimGrid).
+#include "sim/scenario/scenario.hpp"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -9,7 +11,6 @@
 
 #include "sim/core/error.hpp"
 #include "sim/params/json_util.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
 
 namespace napisim {
@@ -35,7 +36,9 @@ std::string set_error(Json doc, const std::vector<std::string>& sets) {
   return "";
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 #define EXPECT_STARTS_WITH(s, prefix) EXPECT_TRUE(starts_with((s), (prefix))) << "message: " << (s)
 #define EXPECT_CONTAINS(s, part) EXPECT_NE((s).find(part), std::string::npos) << "message: " << (s)
@@ -394,15 +397,15 @@ TEST(Sha256Test, FipsVectors) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Sha256Test, PaddingBoundaries) {
   // 55, 56 and 64 bytes straddle the one-block/two-block padding boundary; results must differ and be
   // 64 hex digits.
   const std::string a55(55, 'x'), a56(56, 'x'), a64(64, 'x');
-  for (const std::string* s : {&a55, &a56, &a64}) EXPECT_EQ(sha256_hex(*s).size(), 64u);
+  for (const std::string* s : {&a55, &a56, &a64})
+    EXPECT_EQ(sha256_hex(*s).size(), 64u);
   EXPECT_NE(sha256_hex(a55), sha256_hex(a56));
   EXPECT_NE(sha256_hex(a56), sha256_hex(a64));
 }
@@ -431,7 +434,8 @@ TEST(ScenarioRunTest, StandaloneRunIsDeterministicAndConserves) {
   EXPECT_EQ(c["sent"].get<std::uint64_t>(), c["answered"].get<std::uint64_t>() + c["in_flight"].get<std::uint64_t>());
   for (const Json& pc : a["per_cpu"]) {
     double sum = 0;
-    for (const auto& [k, v] : pc["by_class_pct"].items()) sum += v.get<double>();
+    for (const auto& [k, v] : pc["by_class_pct"].items())
+      sum += v.get<double>();
     EXPECT_NEAR(sum, 100.0, 1e-6) << "cpu " << pc["cpu"];
   }
   EXPECT_NE(run_tiny(2)["fingerprint"], a["fingerprint"]);

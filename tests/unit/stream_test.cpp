@@ -114,8 +114,10 @@ TEST(FlowLimitTest, ElephantDroppedMiceNot) {
   Socket& elephant = k.add_socket(0, 0x1001);  // bucket 1
   Socket& mouse = k.add_socket(0, 0x2002);     // bucket 2
   SoftnetData& sd1 = k.cpu(1).sd;
-  while (!sd1.input_pkt_queue.empty()) sd1.input_pkt_queue.pop_front();
-  for (int i = 0; i < 4; ++i) sd1.input_pkt_queue.push_back(Skb{});  // qlen 4 = max_backlog / 2
+  while (!sd1.input_pkt_queue.empty())
+    sd1.input_pkt_queue.pop_front();
+  for (int i = 0; i < 4; ++i)
+    sd1.input_pkt_queue.push_back(Skb{});  // qlen 4 = max_backlog / 2
   const std::uint64_t dropped0 = sd1.dropped;
   int e_dropped = 0, m_dropped = 0;
   for (int i = 0; i < 100; ++i) {

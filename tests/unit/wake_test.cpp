@@ -25,7 +25,7 @@ TopologyParams shape(std::int64_t nodes, std::int64_t llcs, std::int64_t cores, 
 /// Runqueue state by hand. Softirq load is tracked but, as in the kernel, does not affect
 /// idle_cpu(): available_idle_cpu() only looks at the runqueue.
 class FakeView final : public WakeView {
-public:
+ public:
   explicit FakeView(int n)
       : nr_(static_cast<std::size_t>(n), 0)
       , load_(static_cast<std::size_t>(n), 0)
@@ -59,7 +59,7 @@ public:
   std::int64_t cpu_load(int cpu) const override { return load_[at(cpu)]; }
   std::int64_t cpu_util(int cpu) const override { return util_[at(cpu)]; }
 
-private:
+ private:
   static std::size_t at(int cpu) { return static_cast<std::size_t>(cpu); }
   std::vector<int> nr_;
   std::vector<std::int64_t> load_, util_;
@@ -270,7 +270,7 @@ TEST(CpuMaskTest, ParseErrorsCarryThePointerAndTheText) {
 // select_idle_sibling and friends
 
 class WakeTest : public ::testing::Test {
-protected:
+ protected:
   WakeParams params;
 };
 

@@ -24,7 +24,7 @@ namespace {
 // helpers
 
 class TempDir {
-public:
+ public:
   TempDir() {
     std::string tmpl = "/tmp/napisim_writers_test.XXXXXX";
     const char* p = ::mkdtemp(tmpl.data());
@@ -38,7 +38,7 @@ public:
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
 
-private:
+ private:
   std::string path_;
 };
 
