@@ -7,7 +7,7 @@ PKGS=(
   libsimgrid-dev libeigen3-dev nlohmann-json3-dev pybind11-dev libgtest-dev libcli11-dev
   python3-dev python3-numpy python3-pandas python3-matplotlib python3-pytest python3-pybind11
   python3-jsonschema python3-nbclient python3-ipykernel python3-nbformat python3-distributed python3-tqdm
-  jupyter-nbconvert valgrind
+  jupyter-nbconvert valgrind clang-format-14
 )
 PKGS+=("$@")  # extra packages a tool needs (tools/fuzz.sh: clang and libFuzzer)
 missing=()
