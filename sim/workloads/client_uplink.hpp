@@ -88,6 +88,7 @@ class LinuxClients {
   /// sends it again. Pure ACKs are not resent: the next cumulative ACK covers them.
   void server_dropped(int host, const WireTrain& tr);
   void on_retransmit(std::uint64_t arg);
+  bool linux_host(int host) const { return paths_[static_cast<std::size_t>(host)].kernel != nullptr; }
   std::uint64_t drops() const { return drops_; }  // segments the client NICs dropped
   std::uint64_t retransmitted() const { return retransmitted_; }
 
@@ -115,5 +116,15 @@ class LinuxClients {
 
   void retransmit(int host, bool to_server, const WireTrain& tr);
 };
+
+/// The server dropped train `tr` of host `host` (ring or backlog full): that host's TCP sends it
+/// again, a Linux host's through its own NIC (LinuxClients), an idealised one's through `uplink`
+/// after `rto`.
+inline void client_resend(LinuxClients& clients, ClientUplink& uplink, int host, const WireTrain& tr, Nanos rto) {
+  if (clients.linux_host(host))
+    clients.server_dropped(host, tr);
+  else
+    uplink.retransmit(host, tr, rto);
+}
 
 }  // namespace napisim

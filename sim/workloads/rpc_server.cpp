@@ -547,11 +547,8 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
 
 void RpcServer::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  const int host = flows_[static_cast<std::size_t>(sock)].host;
-  if (paths_[static_cast<std::size_t>(host)].kernel)
-    clients_.server_dropped(host, Train{sock, bytes, segs, false});
-  else
-    uplink_.retransmit(host, Train{sock, bytes, segs, false}, p_.rto_ns);
+  client_resend(clients_, uplink_, flows_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false},
+                p_.rto_ns);
 }
 
 void RpcServer::report(Json& summary, Json& workload) const {

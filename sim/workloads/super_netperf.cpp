@@ -142,11 +142,8 @@ void SuperNetperf::complete(Conn& c, Nanos at) {
 
 void SuperNetperf::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  const int host = conns_[static_cast<std::size_t>(sock)].host;
-  if (paths_[static_cast<std::size_t>(host)].kernel)
-    clients_.server_dropped(host, Train{sock, bytes, segs, false});
-  else
-    uplink_.retransmit(host, Train{sock, bytes, segs, false}, p_.rto_ns);
+  client_resend(clients_, uplink_, conns_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false},
+                p_.rto_ns);
 }
 
 void SuperNetperf::report(Json& summary, Json& workload) const {

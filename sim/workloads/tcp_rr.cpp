@@ -256,11 +256,8 @@ void TcpRr::client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Na
 
 void TcpRr::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
-  const int host = flows_[static_cast<std::size_t>(sock)].host;
-  if (paths_[static_cast<std::size_t>(host)].kernel)
-    clients_.server_dropped(host, Train{sock, bytes, segs, false});
-  else
-    uplink_.retransmit(host, Train{sock, bytes, segs, false}, p_.rto_ns);
+  client_resend(clients_, uplink_, flows_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false},
+                p_.rto_ns);
 }
 
 void TcpRr::report(Json& summary, Json& workload) const {
