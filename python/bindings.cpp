@@ -15,6 +15,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json.hpp"
 #include "sim/model/model.hpp"
+#include "sim/output/writers.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -46,8 +47,22 @@ napisim::RunOptions make_options(const std::vector<std::string>& sets, std::opti
 }
 
 std::string run_json(const std::string& scenario, const std::vector<std::string>& sets,
-                     std::optional<std::int64_t> seed, const std::string& base_dir) {
-  return napisim::run_scenario(parse_doc(scenario), make_options(sets, seed, base_dir)).dump();
+                     std::optional<std::int64_t> seed, const std::string& base_dir, const std::string& trace,
+                     std::optional<double> trace_from, double trace_for) {
+  napisim::RunOptions opt = make_options(sets, seed, base_dir);
+  opt.trace = !trace.empty();
+  if (trace_from) opt.trace_from_s = *trace_from;
+  opt.trace_for_s = trace_for;
+  std::string doc;
+  const std::string result = napisim::run_scenario(parse_doc(scenario), opt, &doc).dump();
+  if (opt.trace) {
+    try {
+      napisim::output::write_file_atomic(trace, doc);
+    } catch (const std::runtime_error& e) {
+      throw napisim::ConfigError("trace", e.what());
+    }
+  }
+  return result;
 }
 
 std::string validate_json(const std::string& scenario, const std::vector<std::string>& sets,
@@ -111,8 +126,10 @@ std::vector<std::pair<std::string, std::string>> list_models() {
 PYBIND11_MODULE(_napisim, m) {
   m.doc() = "napisim native core (private): JSON in, JSON out. Use the napisim package instead.";
   m.def("run_json", &run_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
-        py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
-        "Run a scenario (JSON text) and return the result document (JSON text). Once per process.");
+        py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::arg("trace") = "",
+        py::arg("trace_from") = std::nullopt, py::arg("trace_for") = 0.01, py::call_guard<py::gil_scoped_release>(),
+        "Run a scenario (JSON text) and return the result document (JSON text). Once per process. With `trace`, "
+        "also write the timeline of [trace_from, trace_from + trace_for) simulated s there (the CLI's --trace).");
   m.def("validate_json", &validate_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
         py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
         "Validate a scenario (JSON text) with overrides; return it with every default resolved (JSON text).");

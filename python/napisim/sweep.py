@@ -44,7 +44,9 @@ def _run_point(request: dict) -> dict:
     from . import _napisim
 
     try:
-        text = _napisim.run_json(request["doc"], list(request["sets"]), request["seed"], request["base_dir"])
+        trace = request.get("trace") or {}
+        text = _napisim.run_json(request["doc"], list(request["sets"]), request["seed"], request["base_dir"],
+                                 trace.get("path", ""), trace.get("from_s"), trace.get("for_s", 0.01))
     except ValueError as e:
         return {"ok": False, "error": "ValueError", "message": str(e)}
     return {"ok": True, "result": text}
@@ -144,7 +146,8 @@ def _request(scenario: ScenarioLike, seed: Optional[int], overrides: Optional[Ma
 
 def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
         overrides: Optional[Mapping[str, Any]] = None, label: Optional[str] = None,
-        base_dir: Optional[str] = None, **kwargs: Any):
+        base_dir: Optional[str] = None, trace: Optional[str] = None, trace_from: Optional[float] = None,
+        trace_for: float = 0.01, **kwargs: Any):
     """Runs one scenario in a fresh worker process and returns a napisim.Result.
 
     scenario   a dict, a path to a scenario JSON file, or a scenario name ("quickstart",
@@ -153,12 +156,19 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
     overrides  {path: value} with the CLI's --set semantics; keyword arguments do the same with `__`
                or dots as separators: run("quickstart", duration_s=0.05, workload__params__num_flows=32)
     label      the name plots use for this result (default: the model names)
+    trace      a file to write the run's timeline to (the CLI's --trace: a Chrome JSON trace that
+               the Perfetto UI opens), covering trace_for simulated seconds from trace_from
+               (default: the measured window's start)
 
-    Raises ValueError (message starting with the JSON pointer) on bad input.
+    Raises ValueError (message starting with the JSON pointer, or naming trace) on bad input.
     """
     from .result import Result
 
     req = _request(scenario, seed, overrides, base_dir, kwargs)
+    if trace is not None:
+        if not isinstance(trace, (str, os.PathLike)) or not str(trace):
+            raise ValueError(f"trace: expected a file path, got {trace!r}")
+        req["trace"] = {"path": os.path.abspath(os.fspath(trace)), "from_s": trace_from, "for_s": trace_for}
     sims = _Simulations()
     try:
         out = sims.run(req)

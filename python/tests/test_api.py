@@ -312,3 +312,22 @@ def test_a_null_scenario_file_is_value_error_with_or_without_overrides(tmp_path)
     for overrides in ({}, {"seed": 3}):
         with pytest.raises(ValueError, match=r"^/: expected a scenario object, got null"):
             napisim.validate(str(path), **overrides)
+
+
+def test_run_writes_a_perfetto_trace_of_both_hosts(tmp_path):
+    path = tmp_path / "t.json"
+    r = napisim.run("quickstart", **SMALL, trace=str(path), trace_for=0.002)
+    t = json.loads(path.read_text())
+    procs = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    assert procs == {"server CPUs", "server tasks", "client0 CPUs", "client0 tasks"}
+    start = int(r.summary["time_start_ns"])
+    assert t["otherData"]["napisim_window_ns"] == [start, start + 2_000_000]
+    assert any(e["ph"] == "X" and e["cat"] == "napi" for e in t["traceEvents"])
+
+
+def test_run_trace_errors_are_value_errors(tmp_path):
+    with pytest.raises(ValueError, match="--trace-for"):
+        napisim.run("quickstart", **SMALL, trace=str(tmp_path / "t.json"), trace_for=0)
+    with pytest.raises(ValueError, match="trace"):
+        napisim.run("quickstart", **SMALL, trace=str(tmp_path / "no" / "such" / "t.json"))
+    assert not (tmp_path / "t.json").exists()

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -129,18 +130,32 @@ void write_output(const std::string& path, std::string_view content, const std::
   write_outputs({{path, std::string(content)}}, option);
 }
 
+// run --trace FILE [--trace-from S] [--trace-for S]
+struct TraceArgs {
+  std::string file;
+  double from_s = std::numeric_limits<double>::quiet_NaN();  // NaN: the measured window's start
+  double for_s = 0.01;
+};
+
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
-            const std::string& out_dir, const std::string& format) {
+            const std::string& out_dir, const std::string& format, const TraceArgs& trace) {
   check_format(format);  // before the run, not after it
   napisim::RunOptions opt;
   opt.sets = sets;
   opt.seed = seed;
   opt.progress = isatty(2) != 0;
+  if (!trace.file.empty()) {
+    check_output_file(trace.file, "--trace");
+    opt.trace = true;
+    opt.trace_from_s = trace.from_s;
+    opt.trace_for_s = trace.for_s;
+  }
   const std::string path = napisim::find_scenario_file(file);
   Json doc = path.empty() ? napisim::default_scenario() : napisim::load_json_file(path);
   if (!path.empty()) opt.base_dir = std::filesystem::absolute(path).parent_path().string();
   if (!out_dir.empty()) check_output_dir(out_dir, {"result.json", "result.csv", "result.txt"}, "--out");
-  const Json result = napisim::run_scenario(doc, opt);
+  std::string trace_doc;
+  const Json result = napisim::run_scenario(doc, opt, &trace_doc);
   const std::string text = format_result(result, format);
   if (!out_dir.empty()) {
     namespace out = napisim::output;
@@ -149,6 +164,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
                    {out_dir + "/result.txt", format_result(result, "text")}},
                   "--out");
   }
+  if (!trace.file.empty()) write_output(trace.file, trace_doc, "--trace");
   std::fwrite(text.data(), 1, text.size(), stdout);
   // A signal that came while the results were written is honoured now that they all are.
   napisim::interrupt::exit_if_signalled("after the run's results were written in full");
@@ -181,6 +197,14 @@ int main(int argc, char** argv) {
   run->add_option("--format", format,
                   "Output on stdout: text (the workload's tool: neper key=value, netperf or mutilate), neper, json, "
                   "csv, netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate");
+  TraceArgs trace;
+  auto* trace_opt =
+      run->add_option("--trace", trace.file,
+                      "Write the timeline (per-CPU classes, IRQs, NAPI polls, task states, both hosts) as a "
+                      "Chrome JSON trace for the Perfetto UI");
+  auto* trace_from = run->add_option("--trace-from", trace.from_s,
+                                     "Trace start, simulated s (default: the measured window's start, warmup_s)");
+  auto* trace_for = run->add_option("--trace-for", trace.for_s, "Trace length, simulated s (default 0.01)");
 
   auto* validate = app.add_subcommand("validate", "Check a scenario and print it with every default resolved");
   validate->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios)")->required();
@@ -235,6 +259,7 @@ int main(int argc, char** argv) {
       // Several seeds: each its own child run (one SimGrid engine per process), as compare runs them.
       if (seed_opt->count() > 0) throw napisim::ConfigError("--seeds", "give --seed or --seeds, not both");
       if (!out_dir.empty()) throw napisim::ConfigError("--out", "writes one run's results; not with --seeds");
+      if (trace_opt->count() > 0) throw napisim::ConfigError("--trace", "traces one run; not with --seeds");
       if (format != "text" && format != "json")
         throw napisim::ConfigError("--format", "with --seeds, expected text or json, got \"" + format + "\"");
       check_jobs(run_jobs);
@@ -245,10 +270,14 @@ int main(int argc, char** argv) {
       o.seeds = parse_seeds(run_seeds);
       return print_compare(o, format);
     }
-    if (run->parsed())
+    if (run->parsed()) {
+      if (trace_opt->count() == 0 && (trace_from->count() > 0 || trace_for->count() > 0))
+        throw napisim::ConfigError(trace_from->count() > 0 ? "--trace-from" : "--trace-for",
+                                   "sets the window of --trace FILE, which is not given");
       return cmd_run(file, sets,
                      seed_opt->count() > 0 ? std::optional<std::int64_t>(parse_seed(seed, "--seed")) : std::nullopt,
-                     out_dir, format);
+                     out_dir, format, trace);
+    }
     if (validate->parsed()) {
       napisim::RunOptions opt;
       opt.sets = sets;

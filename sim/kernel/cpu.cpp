@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "sim/kernel/kernel.hpp"
+#include "sim/kernel/timeline.hpp"
 
 namespace napisim {
 
@@ -43,13 +44,32 @@ std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
 }
 
 void Kernel::update_exec_slow(Cpu& c) {
+  // One copy of the accounting with the trace's calls and one without: the untraced run pays no
+  // test for them on its busiest path.
+  if (trace_) [[unlikely]]
+    update_exec_traced(c);
+  else
+    update_exec_impl<false>(c);
+}
+
+void Kernel::update_exec_traced(Cpu& c) {
+  update_exec_impl<true>(c);
+}
+
+template <bool kTraced>
+void Kernel::account(Cpu& c, CpuClass cls, Nanos until) {
+  c.time[static_cast<int>(cls)] += until - c.last_update;
+  if constexpr (kTraced) trace_->cpu_time(trace_host_, c.id, cls, c.curr, c.last_update, until);
+  c.last_update = until;
+}
+
+template <bool kTraced>
+void Kernel::update_exec_impl(Cpu& c) {
   const Nanos now = host_.now();
   if (now <= c.last_update) return;
   if (c.seg_start > c.last_update) {
     // Leaving an idle state (idle_exit()): idle until the CPU executes again.
-    const Nanos idle_end = std::min(now, c.seg_start);
-    c.time[static_cast<int>(CpuClass::kIdle)] += idle_end - c.last_update;
-    c.last_update = idle_end;
+    account<kTraced>(c, CpuClass::kIdle, std::min(now, c.seg_start));
   }
   // Work done by the running segment since it (re)started.
   const Nanos ran = now - c.seg_start;
@@ -63,10 +83,7 @@ void Kernel::update_exec_slow(Cpu& c) {
       // A chain's part boundaries passed since seg_start: the time up to each is its part's.
       while (s->tail > 0 && work >= s->remaining - s->tail) {
         const Nanos cross = c.seg_start + exec_ns(s->remaining - s->tail, c.speed_milli);
-        if (cross > c.last_update) {
-          c.time[static_cast<int>(c.acct_cls)] += cross - c.last_update;
-          c.last_update = cross;
-        }
+        if (cross > c.last_update) account<kTraced>(c, c.acct_cls, cross);
         s->next_part();
         c.acct_cls = s->cls;
       }
@@ -75,8 +92,7 @@ void Kernel::update_exec_slow(Cpu& c) {
     if (level == 0 || (!kp_.irq_time_accounting && c.curr)) c.task_exec_accum += ran;
     c.seg_start = now;
   }
-  c.time[static_cast<int>(c.acct_cls)] += now - c.last_update;
-  c.last_update = now;
+  account<kTraced>(c, c.acct_cls, now);
 }
 
 Nanos Kernel::vary_cost(Cpu& c, Nanos cost) {
@@ -270,6 +286,14 @@ void Kernel::raise_irq(int cpu_id, std::uint64_t code, Nanos at) {
 
 void Kernel::start_hardirq(Cpu& c, std::uint64_t code) {
   update_exec(c);
+  if (trace_) [[unlikely]] {
+    // irq_handler_entry, by vector; a "polled" one is run from the polling idle loop, no interrupt.
+    static constexpr const char* kNames[] = {"irq",      "irq:nic", "ipi:resched", "ipi:wake", "irq:napi_timer",
+                                             "irq:tick", "ipi:rps", "irq:hrtimer"};
+    const std::uint64_t type = (code >> 40) & 0xff;
+    const char* name = type < std::size(kNames) ? kNames[type] : "irq";
+    trace_->irq(trace_host_, c.id, (code & kIrqPolled) ? "ipi:polled" : name, host_.now());
+  }
   ++c.irqs;
   c.hardirq_active = true;
   c.hardirq_proc = hardirq_body(c, code);

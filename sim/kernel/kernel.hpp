@@ -193,6 +193,8 @@ class WirePeer {
   virtual void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) = 0;
 };
 
+class Timeline;
+
 class Kernel : public EventSink, public WakeView {
  public:
   /// `rng` seeds the per-CPU cost-variability streams ("cpu<N>/cost"); null uses seed 0, run 0.
@@ -225,6 +227,11 @@ class Kernel : public EventSink, public WakeView {
   /// Off: every delivered train keeps its arrival event (nic_deliver), watched or not. The
   /// reference the event-free path must reproduce exactly (tests).
   void set_lazy_rx(bool on) { lazy_rx_ = on; }
+  /// Records this host's timeline into `t` as its host `host` (timeline.hpp); null: none (default).
+  void set_trace(Timeline* t, int host) {
+    trace_ = t;
+    trace_host_ = host;
+  }
 
   // ---- accessors ---------------------------------------------------------------------------
   HostModel& host() { return host_; }
@@ -678,6 +685,12 @@ class Kernel : public EventSink, public WakeView {
     return *level == 0 ? &c.curr->slot : nullptr;
   }
   void update_exec_slow(Cpu& c);
+  template <bool kTraced>
+  void update_exec_impl(Cpu& c);
+  [[gnu::noinline]] void update_exec_traced(Cpu& c);
+  /// Charges [c.last_update, until) to `cls` (and the trace, kTraced) and moves last_update.
+  template <bool kTraced>
+  void account(Cpu& c, CpuClass cls, Nanos until);
   void arm_segment(Cpu& c);
   /// The per-CPU cache-state model (cache.cpp): c's owner stops running there; s's owner starts.
   void cache_leave(Cpu& c) { cache_leave(c, core_busy_ns(c)); }
@@ -737,6 +750,8 @@ class Kernel : public EventSink, public WakeView {
   std::vector<Napi*> napis_;
   std::vector<Skb> skb_batch_;
   WirePeer* peer_ = nullptr;
+  Timeline* trace_ = nullptr;  // set_trace()
+  int trace_host_ = 0;
   std::vector<std::pair<Kernel*, Cpu*>> irq_done_args_, softirq_done_args_;
   std::deque<std::pair<Kernel*, Task*>> task_done_args_;  // a deque: bodies keep pointers into it
   std::unique_ptr<RpsState> rps_;

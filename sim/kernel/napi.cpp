@@ -15,6 +15,7 @@
 //   napi_watchdog()         the hrtimer: relaxed schedule, clears PREFER_BUSY_POLL
 //   napi_threaded_poll()    the threaded NAPI kthread loop (29863d41bb6e, v5.12)
 #include "sim/kernel/kernel.hpp"
+#include "sim/kernel/timeline.hpp"
 
 namespace napisim {
 
@@ -94,8 +95,11 @@ Proc<int> Kernel::napi_poll(Ctx ctx, Napi& n, bool& repoll) {
   // The poll works on the NAPI's rings and skbs, whoever polls it (cache.cpp).
   Ctx pc = ctx;
   pc.owner = &n.cache;
+  const Nanos start = host_.now();
   if (n.state & kSched) work = n.ch ? co_await driver_poll(pc, n, weight) : co_await process_backlog(pc, n, weight);
   ++n.polls;
+  if (trace_) [[unlikely]]
+    trace_->napi_poll(trace_host_, ctx.cpu, n.id, work, weight, start, host_.now());
   if (work < weight) co_return work;
   ++n.full_polls;
   Cpu& c = cpu(ctx.cpu);

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "sim/kernel/kernel.hpp"
+#include "sim/kernel/timeline.hpp"
 
 namespace napisim {
 
@@ -117,6 +118,8 @@ void Kernel::start_task(Task& t, int cpu_id) {
   t.cpu = cpu_id >= 0 ? cpu_id : t.allowed.first();
   t.wakee.prev_cpu = t.cpu;
   t.state = TaskState::kRunnable;
+  if (trace_) [[unlikely]]
+    trace_->task_state(trace_host_, t, t.state, t.cpu, host_.now());
   Cpu& c = cpu(t.cpu);
   update_exec(c);
   enqueue_task(c, t, enqueue_flags::kInitial);
@@ -238,6 +241,8 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
   }
   t.state = TaskState::kRunnable;
   ++t.wakeups;
+  if (trace_) [[unlikely]]
+    trace_->task_state(trace_host_, t, t.state, target, host_.now());
   Cpu& dst = cpu(target);
   if (target != this_cpu && ttwu_queue_wakelist(topo_, *this, wake_params_, &t.allowed, target, this_cpu)) {
     // __ttwu_queue_wakelist(): the target enqueues it from its IPI handler.
@@ -330,6 +335,11 @@ void Kernel::schedule(Cpu& c) {
     next->state = TaskState::kRunning;
     next->cpu = c.id;
     ensure_tick(c);
+  }
+  if (trace_) [[unlikely]] {
+    // sched_switch: prev leaves running (runnable if preempted), next runs here.
+    if (prev && prev != next) trace_->task_state(trace_host_, *prev, prev->state, c.id, host_.now());
+    if (next) trace_->task_state(trace_host_, *next, TaskState::kRunning, c.id, host_.now());
   }
   util_update(c);
   psi_update(c);

@@ -138,6 +138,13 @@ void Simulation::run_standalone() {
   end_measurement();
 }
 
+void Simulation::set_trace(Timeline& t) {
+  kernel_->set_trace(&t, t.add_host("server", kernel_->nr_cpus()));
+  for (auto& h : clients_)
+    h->kernel->set_trace(
+        &t, t.add_host(s_.platform.clients[static_cast<std::size_t>(h->index)].name, h->kernel->nr_cpus()));
+}
+
 Kernel* Simulation::client_kernel(int i) {
   for (auto& h : clients_)
     if (h->index == i) return h->kernel.get();

@@ -10,6 +10,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/hw/topology.hpp"
 #include "sim/kernel/kernel.hpp"
+#include "sim/kernel/timeline.hpp"
 #include "sim/model/model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/workloads/workload.hpp"
@@ -32,6 +33,8 @@ class Simulation {
 
   /// Kernel::set_lazy_rx() on every kernel of the run (server and Linux client hosts).
   void set_lazy_rx(bool on);
+  /// Records every host's timeline into `t` (the server, then each Linux client by name).
+  void set_trace(Timeline& t);
   /// Starts the workload at time 0.
   void start();
   void begin_measurement();

@@ -1,7 +1,9 @@
 #include "sim/simgrid/run.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -114,8 +116,24 @@ Json make_context(const Scenario& s) {
   return c;
 }
 
-Json run_scenario(Json doc, const RunOptions& opt) {
+TimelineOptions trace_window(const RunOptions& opt, const Scenario& s) {
+  const double end = s.warmup_s + s.duration_s;
+  const double from = std::isnan(opt.trace_from_s) ? s.warmup_s : opt.trace_from_s;
+  if (!(from >= 0 && from < end))
+    throw ConfigError("--trace-from", "expected a time in [0, warmup_s + duration_s) = [0, " + std::to_string(end) +
+                                          ") s, got " + std::to_string(from));
+  if (!(opt.trace_for_s > 0) || !std::isfinite(opt.trace_for_s))
+    throw ConfigError("--trace-for", "expected a duration > 0 s, got " + std::to_string(opt.trace_for_s));
+  TimelineOptions t;
+  t.from = from_seconds(from);
+  t.to = std::min(from_seconds(end), from_seconds(std::min(end, from + opt.trace_for_s)));
+  return t;
+}
+
+Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
   const Scenario s = prepare(doc, opt);
+  std::unique_ptr<Timeline> trace;
+  if (opt.trace) trace = std::make_unique<Timeline>(trace_window(opt, s));
   if (g_engine_used.exchange(true))
     throw std::logic_error("napisim: SimGrid allows one simulation per process; run each scenario in a new process");
 
@@ -131,6 +149,7 @@ Json run_scenario(Json doc, const RunOptions& opt) {
   sg4::Host* server = nullptr;
   const std::vector<ClientPath> paths = build_platform(engine, s, &server);
   Simulation sim(s, paths);
+  if (trace) sim.set_trace(*trace);
   auto model = std::make_shared<HostResourceModel>(sim.host());
   engine.add_model(model, {});
 
@@ -174,6 +193,13 @@ Json run_scenario(Json doc, const RunOptions& opt) {
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   Json result = sim.result(make_context(s));
+  if (trace) {
+    if (trace->truncated())
+      std::fprintf(stderr, "napisim: warning: the trace stopped at %llu events; use a shorter --trace-for\n",
+                   static_cast<unsigned long long>(trace->events()));
+    std::string doc_text = trace->finish(sim.run_end());
+    if (trace_out) trace_out->swap(doc_text);
+  }
   if (progress || std::getenv("NAPISIM_TIMING")) {
     // 0.1 ms resolution: a benchmark's 0.2 s run takes ~0.3 wall s, and 10 ms steps would quantise
     // its wall-per-simulated-second figure by ~5%.

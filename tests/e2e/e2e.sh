@@ -406,6 +406,34 @@ PY
     cmp -s cmd.out out/result.txt || fail "stdout (text) differs from result.txt"
     $py -c 'import json,sys; json.load(open(sys.argv[1]))' out/result.json || fail "result.json is not JSON"
     ;;
+  trace_perfetto)
+    # --trace: a Chrome JSON trace, the same bytes for the same seed, with CPU, NAPI and task
+    # slices of both hosts inside the window asked for; bad windows and paths are bad input.
+    expect_rc 0 "$napisim" run "${short[@]}" --trace a.json --trace-from 0.02 --trace-for 0.002
+    grep -q '^throughput=' cmd.out || fail "--trace changed stdout"
+    "$napisim" run "${short[@]}" --trace b.json --trace-from 0.02 --trace-for 0.002 > /dev/null 2>&1 || fail "run b failed"
+    cmp -s a.json b.json || fail "two traces of the same seed differ"
+    $py - a.json <<'PY' || fail "trace content"
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert set(names.values()) == {"server CPUs", "server tasks", "client0 CPUs", "client0 tasks"}, names
+cats = {e.get("cat") for e in ev if e["ph"] in "Xi"}
+assert {"cpu", "napi", "sched", "irq"} <= cats, cats
+assert t["otherData"]["napisim_window_ns"] == [20000000, 22000000]
+for e in ev:
+    if e["ph"] == "X":
+        assert 20000.0 <= e["ts"] and e["ts"] + e["dur"] <= 22000.0 + 1e-9 and e["dur"] > 0, e
+PY
+    expect_bad_input '--trace-from' "$napisim" run "${short[@]}" --trace c.json --trace-from 5
+    expect_bad_input "--trace-from" "$napisim" run "${short[@]}" --trace c.json --trace-from -1
+    expect_bad_input '--trace-for' "$napisim" run "${short[@]}" --trace c.json --trace-for 0
+    expect_bad_input '--trace-from' "$napisim" run "${short[@]}" --trace-from 0.02
+    expect_bad_input '--trace' "$napisim" run "${short[@]}" --seeds 1,2 --trace c.json
+    expect_bad_input '--trace' "$napisim" run "${short[@]}" --trace /nonexistent/napisim_e2e/t.json
+    [ ! -e c.json ] || fail "a refused run wrote its trace"
+    ;;
   out_nonexistent)
     expect_bad_input '--out' "$napisim" run "${short[@]}" --out /nonexistent/napisim_e2e
     [ ! -e /nonexistent ] || fail "/nonexistent was created"
