@@ -63,10 +63,10 @@ class ThreadedBusyPoll : public RxModel {
     for (;;) {
       k.local_bh_disable(t);
       bool repoll = false;
-      const int work = co_await k.napi_poll(Ctx{t.cpu, &t, 0, CpuClass::kKthread}, n, repoll);
+      const int work = co_await k.napi_poll(Ctx{t.cpu, &t, 0, CpuClass::kBusyPoll}, n, repoll);
       co_await k.local_bh_enable(t);
       co_await k.cond_resched(t);
-      if (work == 0) co_await k.spin_until(t, &n, nullptr, kNever, CpuClass::kKthread);
+      if (work == 0) co_await k.spin_until(t, &n, nullptr, kNever, CpuClass::kBusySpin);
     }
   }
 

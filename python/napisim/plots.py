@@ -31,6 +31,8 @@ CLASS_COLORS = {
     "ksoftirqd": "#bcbd22",
     "kthread": "#9467bd",
     "system": "#1f77b4",
+    "busy_poll": "#17becf",
+    "busy_spin": "#7f7f7f",
     "user": "#2ca02c",
 }
 

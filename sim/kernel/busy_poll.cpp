@@ -88,7 +88,7 @@ void Kernel::spin_wake(Task& t) {
 
 Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos timeout, bool prefer, int budget) {
   const Nanos end = now() + timeout;
-  const Ctx ctx = task_ctx(t, CpuClass::kSystem);
+  const Ctx spin = task_ctx(t, CpuClass::kBusySpin);
   auto loop_end = [&] { return (ep ? !ep->ready.empty() : (s && s->rx_avail > 0)) || now() > end; };
   bool owned = false;
   for (;;) {
@@ -104,11 +104,11 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
       }
     }
     if (owned) {
-      work = co_await driver_poll(task_ctx(t, CpuClass::kSystem), n, budget);
+      work = co_await driver_poll(task_ctx(t, CpuClass::kBusyPoll), n, budget);
     } else {
       // The failed ownership attempt and cpu_relax(): at least 1 ns, so that a spin with every
       // cost set to 0 still lets time pass until the owner is done.
-      co_await exec(ctx, std::max<Nanos>(1, costs_.napi_poll_ns));
+      co_await exec(spin, std::max<Nanos>(1, costs_.napi_poll_ns));
     }
     co_await local_bh_enable(t);
     if (loop_end()) break;
@@ -119,7 +119,7 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
       if (loop_end()) co_return;
       continue;
     }
-    if (work < budget) co_await spin_until(t, &n, ep, end + 1, CpuClass::kSystem, s);
+    if (work < budget) co_await spin_until(t, &n, ep, end + 1, CpuClass::kBusySpin, s);
   }
   if (owned) co_await busy_poll_stop(t, n, prefer, budget);
 }
@@ -150,7 +150,7 @@ Proc<void> Kernel::busy_poll_stop(Task& t, Napi& n, bool prefer, int budget) {
     }
   }
   // "All we really want here is to re-enable device interrupts."
-  const int rc = co_await driver_poll(task_ctx(t, CpuClass::kSystem), n, budget);
+  const int rc = co_await driver_poll(task_ctx(t, CpuClass::kBusyPoll), n, budget);
   if (rc == budget) {
     if (!skip_schedule)
       napi_schedule_local(cpu(t.cpu), n);  // __napi_schedule: softirq takes the rest

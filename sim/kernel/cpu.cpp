@@ -31,6 +31,10 @@ const char* cpu_class_name(CpuClass c) {
       return "user";
     case CpuClass::kSystem:
       return "system";
+    case CpuClass::kBusyPoll:
+      return "busy_poll";
+    case CpuClass::kBusySpin:
+      return "busy_spin";
     case CpuClass::kCount:
       break;
   }

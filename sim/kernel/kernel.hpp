@@ -582,7 +582,7 @@ class Kernel : public EventSink, public WakeView {
     void await_suspend(std::coroutine_handle<> h);
     void await_resume() noexcept;
   };
-  SpinAwait spin_until(Task& t, Napi* napi, Epoll* ep, Nanos deadline, CpuClass cls = CpuClass::kSystem,
+  SpinAwait spin_until(Task& t, Napi* napi, Epoll* ep, Nanos deadline, CpuClass cls = CpuClass::kBusySpin,
                        Socket* sk = nullptr) {
     return SpinAwait{*this, t, napi, ep, deadline, cls, sk};
   }

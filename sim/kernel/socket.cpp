@@ -199,7 +199,7 @@ Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::v
   bool due = false;
   for (;;) {
     const Nanos from = now();
-    co_await spin_until(t, nullptr, &ep, until, CpuClass::kSystem);
+    co_await spin_until(t, nullptr, &ep, until, CpuClass::kBusySpin);
     if (!ep.ready.empty()) {
       const Nanos into = call > 0 ? (now() - from) % call : 0;
       const Nanos to_read = into <= before ? before - into : call - into + before;

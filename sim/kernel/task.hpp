@@ -24,8 +24,23 @@ namespace napisim {
 struct Epoll;
 
 /// Where CPU time goes, per CPU. Task time is split by what the task is (kthread, ksoftirqd) and,
-/// for user tasks, by mode (user vs system).
-enum class CpuClass : std::uint8_t { kIdle, kHardirq, kSoftirq, kKsoftirqd, kKthread, kUser, kSystem, kCount };
+/// for user tasks, by mode (user vs system). Busy polling, in a syscall or a kthread, is two
+/// classes of its own: the polls (busy_poll: napi_poll work done by the poller) and the spins
+/// between them with nothing to do (busy_spin: sk/epoll busy loops waiting for a packet, failed
+/// ownership attempts, the userspace loop's empty epoll_wait calls). The kernel counts both as
+/// system time (or the kthread's); napisim tells them apart because the debate is about them.
+enum class CpuClass : std::uint8_t {
+  kIdle,
+  kHardirq,
+  kSoftirq,
+  kKsoftirqd,
+  kKthread,
+  kUser,
+  kSystem,
+  kBusyPoll,
+  kBusySpin,
+  kCount
+};
 inline constexpr int kNumCpuClasses = static_cast<int>(CpuClass::kCount);
 const char* cpu_class_name(CpuClass c);
 

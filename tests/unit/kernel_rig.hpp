@@ -39,6 +39,7 @@ constexpr int kHardirq = static_cast<int>(CpuClass::kHardirq);
 constexpr int kSoftirq = static_cast<int>(CpuClass::kSoftirq);
 constexpr int kKsoftirqd = static_cast<int>(CpuClass::kKsoftirqd);
 constexpr int kIdle = static_cast<int>(CpuClass::kIdle);
+constexpr int kBusySpin = static_cast<int>(CpuClass::kBusySpin);
 
 /// Every cost (and the cost variability, cost_cv) zero, through the parameter table so that new
 /// cost fields are zeroed too.
