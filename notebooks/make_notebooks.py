@@ -320,6 +320,26 @@ fig.tight_layout()'''),
     code('''\
 plots.latency_cdf(res_1b, tail=True, logx=True).set_title("1B: 1 - CDF (the tail)");'''),
     md("""
+## Looking inside one run: the timeline
+
+A result is an average over the measured window. `napisim run --trace FILE` (here
+`napisim.run(..., trace=FILE)`) also writes what every CPU of both hosts ran, slice by slice, the
+NAPI polls, and each thread's running and runnable time, as a trace that
+[ui.perfetto.dev](https://ui.perfetto.dev) opens. `napisim.read_trace` gives it back as a DataFrame:
+below, the CPU time of each class in 2 ms of the 1B softirq run, and how long threads waited between
+their wakeup and the CPU (the `runnable` slices)."""),
+    code('''\
+import tempfile
+trace_file = os.path.join(tempfile.gettempdir(), "napisim_wei_1b_trace.json")
+base, over = base_for("1B")
+napisim.run(base, overrides={**over, **size_overrides("1B")}, trace=trace_file, trace_for=0.002)
+tl = napisim.read_trace(trace_file)
+cpu = tl[tl["kind"] == "cpu"]
+display((cpu.groupby(["host", "name"])["dur_ns"].sum().unstack(fill_value=0) / 1e3).round(1))  # µs per class
+waits = tl[(tl["kind"] == "task") & (tl["name"] == "runnable")]
+display(waits.groupby("host")["dur_ns"].describe(percentiles=[0.5, 0.9, 0.99]).round(0))
+print(f"open {trace_file} in https://ui.perfetto.dev for the timeline")'''),
+    md("""
 With softirq NAPI the NET_RX work shows up as `softirq` (and `ksoftirqd` when it overruns) time on
 the IRQ CPUs; with threaded NAPI it becomes `kthread` time that the scheduler can move and preempt —
 spread over all CPUs when unpinned, concentrated on the IRQ CPUs in Wei's application setup.

@@ -23,6 +23,7 @@ __all__ = [
     "model_summaries",
     "has_model", "first_model", "list_scenarios", "has_scenario", "scenario_dirs", "load_scenario",
     "default_scenario", "build_info", "model_spec", "valid_variants", "cache_key", "default_cache_dir", "Result", "plots",
+    "read_trace",
 ]
 
 
@@ -32,6 +33,10 @@ def __getattr__(name):
         from .result import Result
 
         return Result
+    if name == "read_trace":
+        from .trace import read_trace
+
+        return read_trace
     if name == "plots":
         import importlib
 

@@ -331,3 +331,25 @@ def test_run_trace_errors_are_value_errors(tmp_path):
     with pytest.raises(ValueError, match="trace"):
         napisim.run("quickstart", **SMALL, trace=str(tmp_path / "no" / "such" / "t.json"))
     assert not (tmp_path / "t.json").exists()
+
+
+def test_read_trace_gives_slices_that_add_up_to_the_runs_cpu_time(tmp_path):
+    path = tmp_path / "t.json"
+    r = napisim.run("quickstart", **SMALL, trace=str(path), trace_for=SMALL["duration_s"])
+    t = napisim.read_trace(path)
+    assert set(t["kind"]) == {"cpu", "napi", "task"}
+    assert set(t["host"]) == {"server", "client0"}
+    cpu = t[(t["kind"] == "cpu") & (t["host"] == "server")]
+    window = SMALL["duration_s"] * 1e9 * cpu["cpu"].nunique()
+    for cls, ns in cpu.groupby("name")["dur_ns"].sum().items():
+        assert abs(100.0 * ns / window - r.summary[f"cpu.by_class_pct.{cls}"]) < 1e-6, cls
+    napi = t[t["kind"] == "napi"]
+    assert ((napi["work"] >= 0) & (napi["work"] <= napi["budget"])).all()
+    waits = t[(t["kind"] == "task") & (t["name"] == "runnable")]
+    assert (waits["dur_ns"] > 0).all() and waits["task"].notna().all()
+    irqs = napisim.read_trace(path, irqs=True)
+    assert "irq:nic" in set(irqs["name"])
+    with pytest.raises(ValueError, match="not a napisim trace"):
+        bad = tmp_path / "x.json"
+        bad.write_text("{}")
+        napisim.read_trace(bad)
