@@ -48,8 +48,9 @@ napisim::RunOptions make_options(const std::vector<std::string>& sets, std::opti
 
 std::string run_json(const std::string& scenario, const std::vector<std::string>& sets,
                      std::optional<std::int64_t> seed, const std::string& base_dir, const std::string& trace,
-                     std::optional<double> trace_from, double trace_for) {
+                     std::optional<double> trace_from, double trace_for, double interval) {
   napisim::RunOptions opt = make_options(sets, seed, base_dir);
+  opt.interval_s = interval;
   opt.trace = !trace.empty();
   if (trace_from) opt.trace_from_s = *trace_from;
   opt.trace_for_s = trace_for;
@@ -127,7 +128,8 @@ PYBIND11_MODULE(_napisim, m) {
   m.doc() = "napisim native core (private): JSON in, JSON out. Use the napisim package instead.";
   m.def("run_json", &run_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
         py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::arg("trace") = "",
-        py::arg("trace_from") = std::nullopt, py::arg("trace_for") = 0.01, py::call_guard<py::gil_scoped_release>(),
+        py::arg("trace_from") = std::nullopt, py::arg("trace_for") = 0.01, py::arg("interval") = 0.0,
+        py::call_guard<py::gil_scoped_release>(),
         "Run a scenario (JSON text) and return the result document (JSON text). Once per process. With `trace`, "
         "also write the timeline of [trace_from, trace_from + trace_for) simulated s there (the CLI's --trace).");
   m.def("validate_json", &validate_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},

@@ -4,12 +4,12 @@ from typing import Optional
 
 def run_json(
     scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ..., trace: str = ...,
-    trace_from: Optional[float] = ..., trace_for: float = ...
+    trace_from: Optional[float] = ..., trace_for: float = ..., interval: float = ...
 ) -> str:
     """Run a scenario and return the result document. Once per process (SimGrid); RuntimeError on a
     second call. ValueError (message starts with the JSON pointer) on bad input. Releases the GIL.
     With `trace`, also writes the timeline of [trace_from, trace_from + trace_for) simulated seconds
-    to that file (the CLI's --trace)."""
+    to that file (the CLI's --trace). interval > 0: interval reports (the CLI's --interval)."""
 
 def validate_json(
     scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ...

@@ -29,6 +29,8 @@ class Result:
     per_cpu      DataFrame, one row per CPU (busy_pct, by_class_pct.*, irqs, ...)
     clients      {host: Series} of each Linux client host's figures (cpu.*, irqs, napi_polls, ...)
     client_per_cpu(host)  DataFrame, one row per CPU of that client host
+    intervals    DataFrame, one row per interval report (run with interval=S): t_start_s, t_end_s,
+                 throughput, latency_ns.*, cpu.by_class_pct.*, ... and clients.<host>.cpu.*
     histogram    DataFrame of the latency histogram buckets: lo, hi, count, cdf (ns)
     latency_cdf  DataFrame latency/cdf for plotting
     scenario     the resolved scenario the run used; context: provenance (version, seed, hash)
@@ -95,6 +97,12 @@ class Result:
         if "cpu" in df.columns:
             df = df.set_index("cpu")
         return df
+
+    @cached_property
+    def intervals(self) -> pd.DataFrame:
+        """The interval reports (napisim.run(..., interval=S), the CLI's --interval), one row each,
+        flattened as `summary` is; empty when the run made none."""
+        return pd.DataFrame([flatten(iv) for iv in self.raw.get("intervals", [])])
 
     @cached_property
     def histogram(self) -> pd.DataFrame:

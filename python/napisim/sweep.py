@@ -46,7 +46,8 @@ def _run_point(request: dict) -> dict:
     try:
         trace = request.get("trace") or {}
         text = _napisim.run_json(request["doc"], list(request["sets"]), request["seed"], request["base_dir"],
-                                 trace.get("path", ""), trace.get("from_s"), trace.get("for_s", 0.01))
+                                 trace.get("path", ""), trace.get("from_s"), trace.get("for_s", 0.01),
+                                 float(request.get("interval", 0.0)))
     except ValueError as e:
         return {"ok": False, "error": "ValueError", "message": str(e)}
     return {"ok": True, "result": text}
@@ -147,7 +148,7 @@ def _request(scenario: ScenarioLike, seed: Optional[int], overrides: Optional[Ma
 def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
         overrides: Optional[Mapping[str, Any]] = None, label: Optional[str] = None,
         base_dir: Optional[str] = None, trace: Optional[str] = None, trace_from: Optional[float] = None,
-        trace_for: float = 0.01, **kwargs: Any):
+        trace_for: float = 0.01, interval: Optional[float] = None, **kwargs: Any):
     """Runs one scenario in a fresh worker process and returns a napisim.Result.
 
     scenario   a dict, a path to a scenario JSON file, or a scenario name ("quickstart",
@@ -159,6 +160,8 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
     trace      a file to write the run's timeline to (the CLI's --trace: a Chrome JSON trace that
                the Perfetto UI opens), covering trace_for simulated seconds from trace_from
                (default: the measured window's start)
+    interval   report every `interval` simulated seconds of the measured window (the CLI's
+               --interval): Result.intervals
 
     Raises ValueError (message starting with the JSON pointer, or naming trace) on bad input.
     """
@@ -169,6 +172,10 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
         if not isinstance(trace, (str, os.PathLike)) or not str(trace):
             raise ValueError(f"trace: expected a file path, got {trace!r}")
         req["trace"] = {"path": os.path.abspath(os.fspath(trace)), "from_s": trace_from, "for_s": trace_for}
+    if interval is not None:
+        if isinstance(interval, bool) or not isinstance(interval, numbers.Real) or not interval > 0:
+            raise ValueError(f"interval: expected a time in s > 0, got {interval!r}")
+        req["interval"] = float(interval)
     sims = _Simulations()
     try:
         out = sims.run(req)

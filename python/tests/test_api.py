@@ -353,3 +353,15 @@ def test_read_trace_gives_slices_that_add_up_to_the_runs_cpu_time(tmp_path):
         bad = tmp_path / "x.json"
         bad.write_text("{}")
         napisim.read_trace(bad)
+
+
+def test_run_with_interval_reports(tmp_path):
+    r = napisim.run("quickstart", **SMALL, interval=0.005)
+    iv = r.intervals
+    assert len(iv) == 4
+    assert list(iv["t_end_s"].round(9)) == [0.01, 0.015, 0.02, 0.025]
+    assert iv["transactions"].sum() == r.summary["transactions"]
+    assert "cpu.by_class_pct.softirq" in iv.columns and "latency_ns.p99" in iv.columns
+    assert napisim.run("quickstart", **SMALL).intervals.empty
+    with pytest.raises(ValueError, match="interval"):
+        napisim.run("quickstart", **SMALL, interval=0)

@@ -33,20 +33,22 @@ namespace {
 using napisim::Json;
 
 constexpr const char* kFormats[] = {
-    "text", "neper", "json", "csv", "netperf-legacy", "netperf-omni-csv", "netperf-omni-keyval", "mutilate"};
+    "text",     "neper",    "json", "csv", "netperf-legacy", "netperf-omni-csv", "netperf-omni-keyval",
+    "mutilate", "intervals"};
 
 void check_format(const std::string& format) {
   for (const char* f : kFormats)
     if (format == f) return;
   throw napisim::ConfigError("--format", "unknown format \"" + format +
                                              "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv, "
-                                             "netperf-omni-keyval or mutilate");
+                                             "netperf-omni-keyval, mutilate or intervals");
 }
 
 std::string format_result(const Json& r, const std::string& format) {
   namespace out = napisim::output;
   if (format == "json") return out::format_json(r);
   if (format == "csv") return out::format_csv(r);
+  if (format == "intervals") return out::format_intervals(r);
   // `text` is the workload's own tool: mutilate's report for mutilate, netperf's for stream and
   // super_netperf, neper's for the others.
   const std::string type = r.contains("workload") ? r["workload"].value("type", "") : "";
@@ -138,11 +140,14 @@ struct TraceArgs {
 };
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
-            const std::string& out_dir, const std::string& format, const TraceArgs& trace) {
+            const std::string& out_dir, const std::string& format, const TraceArgs& trace, double interval_s) {
   check_format(format);  // before the run, not after it
+  if (format == "intervals" && interval_s == 0)
+    throw napisim::ConfigError("--format", "intervals prints the reports of --interval S, which is not given");
   napisim::RunOptions opt;
   opt.sets = sets;
   opt.seed = seed;
+  opt.interval_s = interval_s;
   opt.progress = isatty(2) != 0;
   if (!trace.file.empty()) {
     check_output_file(trace.file, "--trace");
@@ -196,7 +201,7 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
   run->add_option("--format", format,
                   "Output on stdout: text (the workload's tool: neper key=value, netperf or mutilate), neper, json, "
-                  "csv, netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate");
+                  "csv, netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate, intervals");
   TraceArgs trace;
   auto* trace_opt =
       run->add_option("--trace", trace.file,
@@ -205,6 +210,11 @@ int main(int argc, char** argv) {
   auto* trace_from = run->add_option("--trace-from", trace.from_s,
                                      "Trace start, simulated s (default: the measured window's start, warmup_s)");
   auto* trace_for = run->add_option("--trace-for", trace.for_s, "Trace length, simulated s (default 0.01)");
+  double interval_s = 0;
+  auto* interval_opt = run->add_option(
+      "--interval", interval_s,
+      "Report every S simulated seconds of the measured window (neper -I, sar): result.json's \"intervals\"; "
+      "--format intervals prints them as a table");
 
   auto* validate = app.add_subcommand("validate", "Check a scenario and print it with every default resolved");
   validate->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios)")->required();
@@ -260,6 +270,7 @@ int main(int argc, char** argv) {
       if (seed_opt->count() > 0) throw napisim::ConfigError("--seeds", "give --seed or --seeds, not both");
       if (!out_dir.empty()) throw napisim::ConfigError("--out", "writes one run's results; not with --seeds");
       if (trace_opt->count() > 0) throw napisim::ConfigError("--trace", "traces one run; not with --seeds");
+      if (interval_opt->count() > 0) throw napisim::ConfigError("--interval", "reports one run; not with --seeds");
       if (format != "text" && format != "json")
         throw napisim::ConfigError("--format", "with --seeds, expected text or json, got \"" + format + "\"");
       check_jobs(run_jobs);
@@ -276,7 +287,7 @@ int main(int argc, char** argv) {
                                    "sets the window of --trace FILE, which is not given");
       return cmd_run(file, sets,
                      seed_opt->count() > 0 ? std::optional<std::int64_t>(parse_seed(seed, "--seed")) : std::nullopt,
-                     out_dir, format, trace);
+                     out_dir, format, trace, interval_s);
     }
     if (validate->parsed()) {
       napisim::RunOptions opt;

@@ -704,4 +704,37 @@ std::string format_mutilate(const Json& result) {
   return out;
 }
 
+std::string format_intervals(const Json& result) {
+  static constexpr const char* kClasses[] = {"user",    "system",    "softirq",  "ksoftirqd",
+                                             "kthread", "busy_poll", "busy_spin"};
+  std::string out = "#  t_end_s     trans/s   p50_us   p99_us p99.9_us  busy%";
+  for (const char* c : kClasses) {
+    char h[32];
+    std::snprintf(h, sizeof h, " %9s%%", c);
+    out += h;
+  }
+  out += " ring_drops\n";
+  const Json* ivs = result.contains("intervals") && result["intervals"].is_array() ? &result["intervals"] : nullptr;
+  if (!ivs) return out;
+  auto num = [](const Json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
+  for (const Json& iv : *ivs) {
+    const Json& lat = iv.contains("latency_ns") ? iv["latency_ns"] : Json::object();
+    const Json& cpu = iv.contains("cpu") ? iv["cpu"] : Json::object();
+    const Json& by = cpu.is_object() && cpu.contains("by_class_pct") ? cpu["by_class_pct"] : Json::object();
+    char line[256];
+    std::snprintf(line, sizeof line, "%10.4f %11.0f %8.1f %8.1f %8.1f %6.1f", num(iv, "t_end_s"), num(iv, "throughput"),
+                  num(lat, "p50") / 1000.0, num(lat, "p99") / 1000.0, num(lat, "p99.9") / 1000.0, num(cpu, "busy_pct"));
+    out += line;
+    for (const char* c : kClasses) {
+      std::snprintf(line, sizeof line, " %10.1f", num(by, c));
+      out += line;
+    }
+    std::snprintf(line, sizeof line, " %10.0f\n", num(iv, "ring_drops"));
+    out += line;
+  }
+  return out;
+}
+
 }  // namespace napisim::output

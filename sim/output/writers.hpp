@@ -57,4 +57,9 @@ std::string format_netperf(const Json& result, std::string_view style);
 /// interrupt counts. Reads summary.mutilate (the mutilate workload's report).
 std::string format_mutilate(const Json& result);
 
+/// The run's interval reports (result["intervals"], run --interval) as a table, one line per
+/// interval as sar prints them: end time, transactions/s, p50/p99/p99.9 (µs), the server's CPU busy
+/// and by class (%), ring drops. An empty table when the run has none.
+std::string format_intervals(const Json& result);
+
 }  // namespace napisim::output

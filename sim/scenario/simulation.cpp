@@ -97,9 +97,19 @@ void Simulation::begin_measurement() {
   for (auto& h : clients_)
     h->at_begin = h->kernel->snapshot();
   workload_->begin_measurement();
+  if (interval_ > 0) {
+    interval_begin_ = at_begin_;
+    client_interval_begin_.clear();
+    for (auto& h : clients_)
+      client_interval_begin_.push_back(h->at_begin);
+    interval_hist_.reset();
+    if (const Histogram* hist = workload_->latency_histogram()) interval_hist_ = *hist;
+    interval_completed_ = workload_->completed();
+  }
 }
 
 void Simulation::end_measurement() {
+  if (interval_ > 0 && host_.now() > interval_begin_.t) end_interval();
   at_end_ = kernel_->snapshot();
   for (auto& h : clients_)
     h->at_end = h->kernel->snapshot();
@@ -134,6 +144,12 @@ void Simulation::run_standalone() {
   };
   advance_with_changes(warmup_end_);
   begin_measurement();
+  if (interval_ > 0) {
+    for (Nanos t = warmup_end_ + interval_; t < run_end_; t += interval_) {
+      advance_with_changes(t);
+      end_interval();
+    }
+  }
   advance_with_changes(run_end_);
   end_measurement();
 }
@@ -232,6 +248,43 @@ void host_results(const Kernel::Snapshot& b, const Kernel::Snapshot& e, double t
 
 }  // namespace
 
+void Simulation::end_interval() {
+  // One interval's figures, as the run's summary has them for the whole window: the latency
+  // samples recorded since it began (the histogram's difference), transactions, CPU by class,
+  // IRQs and drops of the server and each Linux client.
+  Json iv;
+  const Kernel::Snapshot now = kernel_->snapshot();
+  const Nanos len = now.t - interval_begin_.t;
+  iv["t_start_s"] = to_seconds(interval_begin_.t);
+  iv["t_end_s"] = to_seconds(now.t);
+  double transactions = static_cast<double>(workload_->completed() - interval_completed_);
+  if (const Histogram* hist = workload_->latency_histogram()) {
+    Histogram d = *hist;
+    d.subtract(interval_hist_);
+    transactions = static_cast<double>(d.count());
+    iv["latency_ns"] = latency_json(d, report_percentiles({}));
+    interval_hist_ = *hist;
+  }
+  iv["transactions"] = transactions;
+  iv["throughput"] = len > 0 ? transactions / to_seconds(len) : 0.0;
+  Json per_cpu;
+  host_results(interval_begin_, now, transactions, iv, per_cpu);
+  interval_begin_ = now;
+  if (!clients_.empty()) {
+    Json clients = Json::object();
+    for (std::size_t i = 0; i < clients_.size(); ++i) {
+      const Kernel::Snapshot cnow = clients_[i]->kernel->snapshot();
+      Json c;
+      host_results(client_interval_begin_[i], cnow, transactions, c, per_cpu);
+      clients[s_.platform.clients[static_cast<std::size_t>(clients_[i]->index)].name] = c;
+      client_interval_begin_[i] = cnow;
+    }
+    iv["clients"] = clients;
+  }
+  interval_completed_ = workload_->completed();
+  intervals_.push_back(std::move(iv));
+}
+
 Json Simulation::result(const Json& context) const {
   Json r;
   r["context"] = context;
@@ -279,6 +332,7 @@ Json Simulation::result(const Json& context) const {
   std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(host_.fingerprint()));
   r["fingerprint"] = fp;
   r["events"] = host_.events_processed();
+  if (interval_ > 0) r["intervals"] = intervals_;
   return r;
 }
 

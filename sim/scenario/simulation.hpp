@@ -13,6 +13,7 @@
 #include "sim/kernel/timeline.hpp"
 #include "sim/model/model.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/stats/histogram.hpp"
 #include "sim/workloads/workload.hpp"
 
 namespace napisim {
@@ -39,6 +40,12 @@ class Simulation {
   void start();
   void begin_measurement();
   void end_measurement();
+  /// Interval reports (neper -I, sar 1): every `interval` of the measured window, and the last,
+  /// shorter one at its end, become result["intervals"]. 0: none (the default).
+  void set_interval(Nanos interval) { interval_ = interval; }
+  Nanos interval() const { return interval_; }
+  /// Closes the interval that ends now (the runner calls it at each boundary inside the window).
+  void end_interval();
   /// Applies scenario change i (attaches its model at the current simulated time).
   void apply_change(std::size_t i);
   /// Runs the whole scenario on the host model alone (tests; users go through SimGrid).
@@ -79,6 +86,13 @@ class Simulation {
   std::vector<std::unique_ptr<ClientHost>> clients_;
   Nanos warmup_end_, run_end_;
   Kernel::Snapshot at_begin_, at_end_;
+  // Interval reports: the counters where the open interval began.
+  Nanos interval_ = 0;
+  Kernel::Snapshot interval_begin_;
+  std::vector<Kernel::Snapshot> client_interval_begin_;
+  Histogram interval_hist_;  // the latency histogram at the interval's start
+  std::uint64_t interval_completed_ = 0;
+  Json intervals_ = Json::array();
 };
 
 }  // namespace napisim

@@ -150,6 +150,14 @@ Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
   const std::vector<ClientPath> paths = build_platform(engine, s, &server);
   Simulation sim(s, paths);
   if (trace) sim.set_trace(*trace);
+  if (opt.interval_s != 0) {
+    if (!(opt.interval_s > 0) || !std::isfinite(opt.interval_s) || s.duration_s / opt.interval_s > kMaxIntervals ||
+        from_seconds(opt.interval_s) < 1)
+      throw ConfigError("--interval", "expected a time in s > 0 that cuts duration_s (" + std::to_string(s.duration_s) +
+                                          " s) into at most " + std::to_string(static_cast<long>(kMaxIntervals)) +
+                                          " intervals, got " + std::to_string(opt.interval_s));
+    sim.set_interval(from_seconds(opt.interval_s));
+  }
   auto model = std::make_shared<HostResourceModel>(sim.host());
   engine.add_model(model, {});
 
@@ -178,6 +186,15 @@ Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
     sim.end_measurement();
     report(true);
   });
+  if (sim.interval() > 0) {
+    // Interval reports at each boundary strictly inside the window; end_measurement() closes the last.
+    sg4::Actor::create("intervals", server, [&sim] {
+      for (Nanos t = sim.warmup_end() + sim.interval(); t < sim.run_end(); t += sim.interval()) {
+        sg4::this_actor::sleep_until(to_seconds(t));
+        sim.end_interval();
+      }
+    });
+  }
   if (!s.changes.empty()) {
     // Run-time strategy changes (sysfs `threaded`-style): attach each model at its time.
     sg4::Actor::create("changes", server, [&sim, end] {

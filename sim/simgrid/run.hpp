@@ -24,7 +24,12 @@ struct RunOptions {
   bool trace = false;
   double trace_from_s = std::numeric_limits<double>::quiet_NaN();
   double trace_for_s = 0.01;
+  // --interval: a report every interval_s simulated seconds of the measured window (0: none).
+  double interval_s = 0;
 };
+
+/// At most this many interval reports in a run (they are kept in the result).
+inline constexpr double kMaxIntervals = 100000;
 
 struct Scenario;
 struct TimelineOptions;

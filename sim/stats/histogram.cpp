@@ -135,6 +135,36 @@ void Histogram::merge(const Histogram& other) {
   }
 }
 
+void Histogram::subtract(const Histogram& earlier) {
+  if (earlier.count_ == 0) {
+    return;
+  }
+  if (earlier.count_ >= count_) {
+    reset();
+    return;
+  }
+  for (std::size_t i = earlier.min_index_; i <= earlier.max_index_; ++i) {
+    buckets_[i] -= earlier.buckets_[i];
+  }
+  count_ -= earlier.count_;
+  negatives_ -= earlier.negatives_;
+  sum_ -= earlier.sum_;
+  if (!sum_sq_overflow_ && !earlier.sum_sq_overflow_) {
+    sum_sq_ -= earlier.sum_sq_;
+  } else {
+    sum_sq_approx_ = sum_sq_ld() - earlier.sum_sq_ld();
+    sum_sq_overflow_ = true;
+  }
+  while (min_index_ < max_index_ && buckets_[min_index_] == 0) {
+    ++min_index_;
+  }
+  while (max_index_ > min_index_ && buckets_[max_index_] == 0) {
+    --max_index_;
+  }
+  min_ = std::max(min_, bucket_lower(min_index_));
+  max_ = std::min(max_, bucket_upper(max_index_));
+}
+
 void Histogram::reset() {
   if (count_ != 0) {
     std::fill(buckets_.begin() + static_cast<std::ptrdiff_t>(min_index_),

@@ -69,6 +69,10 @@ class Histogram {
 
   /// Adds every sample of `other` (same as having recorded them here).
   void merge(const Histogram& other);
+  /// Removes the samples of `earlier`, a histogram this one has recorded on top of (a copy taken
+  /// before): what remains are the samples since. Counts, mean and stddev stay exact; min and max
+  /// become the bounds of the first and last non-empty bucket (to within the bucket width).
+  void subtract(const Histogram& earlier);
   /// Empties the histogram (keeps the allocation).
   void reset();
 

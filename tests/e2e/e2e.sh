@@ -434,6 +434,24 @@ PY
     expect_bad_input '--trace' "$napisim" run "${short[@]}" --trace /nonexistent/napisim_e2e/t.json
     [ ! -e c.json ] || fail "a refused run wrote its trace"
     ;;
+  interval_reports)
+    # --interval: result.json's "intervals" tile the measured window; --format intervals prints one
+    # line per interval; bad values and missing --interval are bad input.
+    mkdir out
+    expect_rc 0 "$napisim" run "${short[@]}" --interval 0.01 --format intervals --out out
+    [ "$(grep -vc '^#' cmd.out)" -eq 5 ] || fail "expected 5 interval lines"
+    $py - out/result.json <<'PY' || fail "intervals in result.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+iv = r["intervals"]
+assert len(iv) == 5 and abs(iv[0]["t_start_s"] - 0.01) < 1e-12 and abs(iv[-1]["t_end_s"] - 0.06) < 1e-12
+assert sum(i["transactions"] for i in iv) == r["summary"]["transactions"]
+PY
+    expect_bad_input '--interval' "$napisim" run "${short[@]}" --interval -1
+    expect_bad_input '--interval' "$napisim" run "${short[@]}" --interval 1e-9
+    expect_bad_input '--format' "$napisim" run "${short[@]}" --format intervals
+    expect_bad_input '--interval' "$napisim" run "${short[@]}" --seeds 1,2 --interval 0.01
+    ;;
   out_nonexistent)
     expect_bad_input '--out' "$napisim" run "${short[@]}" --out /nonexistent/napisim_e2e
     [ ! -e /nonexistent ] || fail "/nonexistent was created"

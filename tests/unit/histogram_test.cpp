@@ -348,3 +348,35 @@ TEST(TimeWeightedTest, ResetRestartsTheWindowAndKeepsTheValue) {
 
 }  // namespace
 }  // namespace napisim
+
+namespace napisim {
+namespace {
+
+// An interval's histogram is the cumulative one minus a copy taken at its start: its counts,
+// percentiles, mean and stddev are those of the samples recorded since.
+TEST(HistogramTest, SubtractLeavesTheSamplesRecordedSinceTheCopy) {
+  Histogram h, since;
+  for (std::int64_t v = 1; v <= 1000; ++v)
+    h.record(v * 1000);
+  const Histogram copy = h;
+  for (std::int64_t v = 1; v <= 500; ++v) {
+    h.record(v * 7);
+    since.record(v * 7);
+  }
+  h.subtract(copy);
+  EXPECT_EQ(h.count(), since.count());
+  // The same bucket (exact but for the clamp into [min, max], which is known to a bucket's width).
+  for (double p : {0.0, 50.0, 90.0, 99.0, 99.9, 100.0})
+    EXPECT_EQ(Histogram::bucket_index(h.percentile(p)), Histogram::bucket_index(since.percentile(p))) << p;
+  EXPECT_EQ(h.percentile(50), since.percentile(50));
+  EXPECT_DOUBLE_EQ(h.mean(), since.mean());
+  EXPECT_DOUBLE_EQ(h.stddev(), since.stddev());
+  EXPECT_EQ(h.min(), since.min());  // 7 and 3500: exact buckets and bucket bounds agree here
+  EXPECT_LE(h.max(), Histogram::bucket_upper(Histogram::bucket_index(since.max())));
+  h.subtract(h);
+  EXPECT_EQ(h.count(), 0u);
+  EXPECT_EQ(h.percentile(50), 0);
+}
+
+}  // namespace
+}  // namespace napisim
