@@ -128,8 +128,10 @@ std::string format_compare(const Json& doc) {
   const auto& names = doc["scenarios"];
   const auto& seeds = doc["seeds"];
   std::string seed_list;
-  for (const auto& s : seeds)
-    seed_list += (seed_list.empty() ? "" : ",") + std::to_string(s.get<std::int64_t>());
+  for (const auto& s : seeds) {
+    if (!seed_list.empty()) seed_list += ',';
+    seed_list += std::to_string(s.get<std::int64_t>());
+  }
   std::string out = "napisim: " + std::to_string(names.size()) +
                     (names.size() == 1 ? " scenario x " : " scenarios x ") + std::to_string(seeds.size()) + " seeds (" +
                     seed_list + "); mean +- 95% CI over seeds" +
