@@ -113,19 +113,25 @@ void Timeline::append_ts(Nanos t) {
   out_ += buf;
 }
 
+void Timeline::begin_slice(const char* cat, int pid, int tid, Nanos a, Nanos b, const char* name) {
+  out_ += "{\"ph\":\"X\",\"cat\":\"";
+  out_ += cat;
+  out_ += "\",\"pid\":";
+  append_int(out_, pid);
+  out_ += ",\"tid\":";
+  append_int(out_, tid);
+  out_ += ",\"ts\":";
+  append_ts(a);
+  out_ += ",\"dur\":";
+  append_ts(b - a);
+  out_ += ",\"name\":\"";
+  out_ += name;
+  out_ += '"';
+}
+
 void Timeline::emit_cpu(int host, int cpu, const Open& o) {
   if (!reserve_event()) return;
-  out_ += "{\"ph\":\"X\",\"cat\":\"cpu\",\"pid\":";
-  append_int(out_, cpus_pid(host));
-  out_ += ",\"tid\":";
-  append_int(out_, cpu);
-  out_ += ",\"ts\":";
-  append_ts(o.start);
-  out_ += ",\"dur\":";
-  append_ts(o.end - o.start);
-  out_ += ",\"name\":\"";
-  out_ += cpu_class_name(o.cls);
-  out_ += '"';
+  begin_slice("cpu", cpus_pid(host), cpu, o.start, o.end, cpu_class_name(o.cls));
   if (o.task) {
     out_ += ",\"args\":{\"task\":\"";
     append_escaped(out_, o.task->name);
@@ -166,15 +172,8 @@ void Timeline::irq(int host, int cpu, const char* what, Nanos t) {
 void Timeline::napi_poll(int host, int cpu, int napi, int work, int budget, Nanos a, Nanos b) {
   if (!clip(a, b) || !reserve_event()) return;
   const int nr_cpus = static_cast<int>(hosts_[static_cast<std::size_t>(host)].cpus.size());
-  out_ += "{\"ph\":\"X\",\"cat\":\"napi\",\"pid\":";
-  append_int(out_, cpus_pid(host));
-  out_ += ",\"tid\":";
-  append_int(out_, nr_cpus + cpu);
-  out_ += ",\"ts\":";
-  append_ts(a);
-  out_ += ",\"dur\":";
-  append_ts(b - a);
-  out_ += ",\"name\":\"napi_poll\",\"args\":{\"napi\":";
+  begin_slice("napi", cpus_pid(host), nr_cpus + cpu, a, b, "napi_poll");
+  out_ += ",\"args\":{\"napi\":";
   append_int(out_, napi);
   out_ += ",\"work\":";
   append_int(out_, work);
@@ -186,17 +185,8 @@ void Timeline::napi_poll(int host, int cpu, int napi, int work, int budget, Nano
 void Timeline::emit_task(int host, int id, const TaskOpen& o, Nanos end) {
   Nanos a = o.since, b = end;
   if (!clip(a, b) || !reserve_event()) return;
-  out_ += "{\"ph\":\"X\",\"cat\":\"sched\",\"pid\":";
-  append_int(out_, tasks_pid(host));
-  out_ += ",\"tid\":";
-  append_int(out_, id);
-  out_ += ",\"ts\":";
-  append_ts(a);
-  out_ += ",\"dur\":";
-  append_ts(b - a);
-  out_ += ",\"name\":\"";
-  out_ += task_state_name(o.state);
-  out_ += "\",\"args\":{\"cpu\":";
+  begin_slice("sched", tasks_pid(host), id, a, b, task_state_name(o.state));
+  out_ += ",\"args\":{\"cpu\":";
   append_int(out_, o.cpu);
   out_ += "}},\n";
 }

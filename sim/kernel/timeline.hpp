@@ -74,7 +74,8 @@ class Timeline {
   bool reserve_event();
   void emit_cpu(int host, int cpu, const Open& o);
   void emit_task(int host, int id, const TaskOpen& o, Nanos end);
-  void begin_event();
+  /// Opens a complete event ("ph":"X") up to its name; the caller adds args and closes it.
+  void begin_slice(const char* cat, int pid, int tid, Nanos a, Nanos b, const char* name);
   void append_ts(Nanos t);
 
   TimelineOptions opt_;
