@@ -126,14 +126,25 @@ TimelineOptions trace_window(const RunOptions& opt, const Scenario& s) {
     throw ConfigError("--trace-for", "expected a duration > 0 s, got " + std::to_string(opt.trace_for_s));
   TimelineOptions t;
   t.from = from_seconds(from);
-  t.to = std::min(from_seconds(end), from_seconds(std::min(end, from + opt.trace_for_s)));
+  t.to = from_seconds(std::min(end, from + opt.trace_for_s));
   return t;
+}
+
+Nanos interval_ns(const RunOptions& opt, const Scenario& s) {
+  if (opt.interval_s == 0) return 0;
+  if (!(opt.interval_s > 0) || !std::isfinite(opt.interval_s) || s.duration_s / opt.interval_s > kMaxIntervals ||
+      from_seconds(opt.interval_s) < 1)
+    throw ConfigError("--interval", "expected a time in s > 0 that cuts duration_s (" + std::to_string(s.duration_s) +
+                                        " s) into at most " + std::to_string(static_cast<long>(kMaxIntervals)) +
+                                        " intervals, got " + std::to_string(opt.interval_s));
+  return from_seconds(opt.interval_s);
 }
 
 Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
   const Scenario s = prepare(doc, opt);
   std::unique_ptr<Timeline> trace;
   if (opt.trace) trace = std::make_unique<Timeline>(trace_window(opt, s));
+  const Nanos interval = interval_ns(opt, s);  // checked, like the trace window, before the engine starts
   if (g_engine_used.exchange(true))
     throw std::logic_error("napisim: SimGrid allows one simulation per process; run each scenario in a new process");
 
@@ -150,14 +161,7 @@ Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
   const std::vector<ClientPath> paths = build_platform(engine, s, &server);
   Simulation sim(s, paths);
   if (trace) sim.set_trace(*trace);
-  if (opt.interval_s != 0) {
-    if (!(opt.interval_s > 0) || !std::isfinite(opt.interval_s) || s.duration_s / opt.interval_s > kMaxIntervals ||
-        from_seconds(opt.interval_s) < 1)
-      throw ConfigError("--interval", "expected a time in s > 0 that cuts duration_s (" + std::to_string(s.duration_s) +
-                                          " s) into at most " + std::to_string(static_cast<long>(kMaxIntervals)) +
-                                          " intervals, got " + std::to_string(opt.interval_s));
-    sim.set_interval(from_seconds(opt.interval_s));
-  }
+  sim.set_interval(interval);
   auto model = std::make_shared<HostResourceModel>(sim.host());
   engine.add_model(model, {});
 

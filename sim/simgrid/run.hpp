@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/json.hpp"
+#include "sim/core/time.hpp"
 
 namespace napisim {
 
@@ -41,8 +42,10 @@ Json validate_scenario(Json doc, const RunOptions& opt, std::string* scenario_sh
 /// std::logic_error on a second call in the same process. With opt.trace, `trace` receives the
 /// timeline (sim/kernel/timeline.hpp).
 Json run_scenario(Json doc, const RunOptions& opt, std::string* trace = nullptr);
-/// The trace window opt asks for in scenario `s`, checked (ConfigError naming --trace-window).
+/// The trace window opt asks for in scenario `s`, checked (ConfigError naming --trace-from/-for).
 TimelineOptions trace_window(const RunOptions& opt, const Scenario& s);
+/// opt.interval_s in ns, checked against `s` (ConfigError naming --interval); 0: no reports.
+Nanos interval_ns(const RunOptions& opt, const Scenario& s);
 /// Provenance block shared by results: version, build, SimGrid version, scenario hash (content of
 /// the files it names included, not their paths), the files' hashes, seed, run.
 Json make_context(const Scenario& s);
