@@ -157,8 +157,7 @@ void Simulation::run_standalone() {
 void Simulation::set_trace(Timeline& t) {
   kernel_->set_trace(&t, t.add_host("server", kernel_->nr_cpus()));
   for (auto& h : clients_)
-    h->kernel->set_trace(
-        &t, t.add_host(s_.platform.clients[static_cast<std::size_t>(h->index)].name, h->kernel->nr_cpus()));
+    h->kernel->set_trace(&t, t.add_host(client_name(*h), h->kernel->nr_cpus()));
 }
 
 Kernel* Simulation::client_kernel(int i) {
@@ -276,7 +275,7 @@ void Simulation::end_interval() {
       const Kernel::Snapshot cnow = clients_[i]->kernel->snapshot();
       Json c;
       host_results(client_interval_begin_[i], cnow, transactions, c, per_cpu);
-      clients[s_.platform.clients[static_cast<std::size_t>(clients_[i]->index)].name] = c;
+      clients[client_name(*clients_[i])] = c;
       client_interval_begin_[i] = cnow;
     }
     iv["clients"] = clients;
@@ -316,7 +315,7 @@ Json Simulation::result(const Json& context) const {
     Json clients = Json::object();
     for (const auto& h : clients_) {
       Json c;
-      c["host"] = s_.platform.clients[static_cast<std::size_t>(h->index)].name;
+      c["host"] = client_name(*h);
       Json cpus;
       host_results(h->at_begin, h->at_end, transactions, c, cpus);
       c["per_cpu"] = cpus;

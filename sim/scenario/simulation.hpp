@@ -84,6 +84,10 @@ class Simulation {
     Kernel::Snapshot at_begin, at_end;
   };
   std::vector<std::unique_ptr<ClientHost>> clients_;
+  /// Its name in /platform/clients (results and traces key client hosts by it).
+  const std::string& client_name(const ClientHost& h) const {
+    return s_.platform.clients[static_cast<std::size_t>(h.index)].name;
+  }
   Nanos warmup_end_, run_end_;
   Kernel::Snapshot at_begin_, at_end_;
   // Interval reports: the counters where the open interval began.
