@@ -48,9 +48,10 @@ napisim::RunOptions make_options(const std::vector<std::string>& sets, std::opti
 
 std::string run_json(const std::string& scenario, const std::vector<std::string>& sets,
                      std::optional<std::int64_t> seed, const std::string& base_dir, const std::string& trace,
-                     std::optional<double> trace_from, double trace_for, double interval) {
+                     std::optional<double> trace_from, double trace_for, double interval, bool explain) {
   napisim::RunOptions opt = make_options(sets, seed, base_dir);
   opt.interval_s = interval;
+  opt.explain = explain;
   opt.trace = !trace.empty();
   if (trace_from) opt.trace_from_s = *trace_from;
   opt.trace_for_s = trace_for;
@@ -129,9 +130,10 @@ PYBIND11_MODULE(_napisim, m) {
   m.def("run_json", &run_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
         py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::arg("trace") = "",
         py::arg("trace_from") = std::nullopt, py::arg("trace_for") = 0.01, py::arg("interval") = 0.0,
-        py::call_guard<py::gil_scoped_release>(),
+        py::arg("explain") = false, py::call_guard<py::gil_scoped_release>(),
         "Run a scenario (JSON text) and return the result document (JSON text). Once per process. With `trace`, "
-        "also write the timeline of [trace_from, trace_from + trace_for) simulated s there (the CLI's --trace).");
+        "also write the timeline of [trace_from, trace_from + trace_for) simulated s there (the CLI's --trace); "
+        "with `explain`, the latency attribution (the CLI's --explain).");
   m.def("validate_json", &validate_json, py::arg("scenario"), py::arg("sets") = std::vector<std::string>{},
         py::arg("seed") = std::nullopt, py::arg("base_dir") = ".", py::call_guard<py::gil_scoped_release>(),
         "Validate a scenario (JSON text) with overrides; return it with every default resolved (JSON text).");

@@ -4,7 +4,7 @@ from typing import Optional
 
 def run_json(
     scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ..., trace: str = ...,
-    trace_from: Optional[float] = ..., trace_for: float = ..., interval: float = ...
+    trace_from: Optional[float] = ..., trace_for: float = ..., interval: float = ..., explain: bool = ...
 ) -> str:
     """Run a scenario and return the result document. Once per process (SimGrid); RuntimeError on a
     second call. ValueError (message starts with the JSON pointer) on bad input. Releases the GIL.

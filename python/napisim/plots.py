@@ -3,6 +3,7 @@
     napisim.plots.latency_cdf({"softirq": r1, "threaded": r2})     # latency CDF per model
     napisim.plots.percentile_bars([r1, r2])                          # p50/p90/p99/p99.9 side by side
     napisim.plots.cpu_by_class(r1)                                   # CPU busy by class, per CPU
+    napisim.plots.breakdown_bars(r1)                                 # latency by stage, per band (explain=True)
     napisim.plots.sweep_curve(df, x="workload.params.num_flows", y="latency_ns.p99")
     napisim.plots.frontier(df, x="cpu.busy_pct", y="latency_ns.p99")  # latency vs CPU trade-off
 
@@ -135,6 +136,41 @@ def cpu_by_class(result: Result, ax=None, classes: Optional[Sequence[str]] = Non
     ax.set_ylim(0, 105)
     ax.set_title(title if title is not None else result.label)
     ax.legend(fontsize="small", ncol=3)
+    return ax
+
+
+def breakdown_bars(result: Result, ax=None, unit: str = "us", bands: Optional[Sequence[str]] = None,
+                   min_share: float = 0.02, title: Optional[str] = None):
+    """Stacked bars of where the requests of each percentile band spent their latency (a run with
+    explain=True): one bar per band, one segment per stage. Stages under `min_share` of every
+    band's latency are summed into "other"."""
+    ax = _ax(ax)
+    df = result.breakdown
+    if df.empty:
+        raise ValueError("breakdown_bars: the result has no latency breakdown; run it with explain=True")
+    if bands is not None:
+        df = df.loc[list(bands)]
+    stages = [c for c in df.columns if c not in ("requests", "latency_ns")]
+    share = df[stages].div(df["latency_ns"].where(df["latency_ns"] > 0, 1.0), axis=0)
+    keep = [s for s in stages if (share[s] >= min_share).any()]
+    other = df[[s for s in stages if s not in keep]].sum(axis=1)
+    scale = _UNITS[unit]
+    x = np.arange(len(df))
+    bottom = np.zeros(len(df))
+    cmap = plt.get_cmap("tab20")
+    for i, s in enumerate(keep):
+        vals = df[s].to_numpy(dtype=float) * scale
+        ax.bar(x, vals, 0.7, bottom=bottom, label=s, color=cmap(i % 20))
+        bottom += vals
+    if (other > 0).any():
+        vals = other.to_numpy(dtype=float) * scale
+        ax.bar(x, vals, 0.7, bottom=bottom, label="other", color="#cccccc")
+    ax.set_xticks(x, list(df.index))
+    ax.set_xlabel("requests of the percentile band")
+    ax.set_ylabel(f"mean latency ({_UNIT_LABEL[unit]})")
+    ax.set_title(title if title is not None else result.label)
+    ax.legend(fontsize="small", ncol=2)
+    ax.grid(True, axis="y", alpha=0.3)
     return ax
 
 

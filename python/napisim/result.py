@@ -31,6 +31,9 @@ class Result:
     client_per_cpu(host)  DataFrame, one row per CPU of that client host
     intervals    DataFrame, one row per interval report (run with interval=S): t_start_s, t_end_s,
                  throughput, latency_ns.*, cpu.by_class_pct.*, ... and clients.<host>.cpu.*
+    breakdown    DataFrame of the latency attribution (run with explain=True): one row per percentile
+                 band (p0-p50, ..., all), columns requests, latency_ns and one per stage in path
+                 order (mean ns per request of the band; the stages sum to latency_ns)
     histogram    DataFrame of the latency histogram buckets: lo, hi, count, cdf (ns)
     latency_cdf  DataFrame latency/cdf for plotting
     scenario     the resolved scenario the run used; context: provenance (version, seed, hash)
@@ -103,6 +106,20 @@ class Result:
         """The interval reports (napisim.run(..., interval=S), the CLI's --interval), one row each,
         flattened as `summary` is; empty when the run made none."""
         return pd.DataFrame([flatten(iv) for iv in self.raw.get("intervals", [])])
+
+    @cached_property
+    def breakdown(self) -> pd.DataFrame:
+        """The latency attribution (napisim.run(..., explain=True), the CLI's --explain): one row
+        per percentile band, indexed by band name; columns requests, latency_ns, then each stage's
+        mean ns in path order. Empty when the run has none."""
+        b = self.raw.get("latency_breakdown")
+        if not b:
+            return pd.DataFrame()
+        stages = list(b["stages"])
+        rows = [{"requests": band["requests"], "latency_ns": band["latency_ns"],
+                 **{s: band["stage_ns"].get(s, 0.0) for s in stages}} for band in b["bands"]]
+        return pd.DataFrame(rows, index=pd.Index([band["band"] for band in b["bands"]], name="band"),
+                            columns=["requests", "latency_ns"] + stages)
 
     @cached_property
     def histogram(self) -> pd.DataFrame:

@@ -47,7 +47,7 @@ def _run_point(request: dict) -> dict:
         trace = request.get("trace") or {}
         text = _napisim.run_json(request["doc"], list(request["sets"]), request["seed"], request["base_dir"],
                                  trace.get("path", ""), trace.get("from_s"), trace.get("for_s", 0.01),
-                                 float(request.get("interval", 0.0)))
+                                 float(request.get("interval", 0.0)), bool(request.get("explain", False)))
     except ValueError as e:
         return {"ok": False, "error": "ValueError", "message": str(e)}
     return {"ok": True, "result": text}
@@ -148,7 +148,7 @@ def _request(scenario: ScenarioLike, seed: Optional[int], overrides: Optional[Ma
 def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
         overrides: Optional[Mapping[str, Any]] = None, label: Optional[str] = None,
         base_dir: Optional[str] = None, trace: Optional[str] = None, trace_from: Optional[float] = None,
-        trace_for: float = 0.01, interval: Optional[float] = None, **kwargs: Any):
+        trace_for: float = 0.01, interval: Optional[float] = None, explain: bool = False, **kwargs: Any):
     """Runs one scenario in a fresh worker process and returns a napisim.Result.
 
     scenario   a dict, a path to a scenario JSON file, or a scenario name ("quickstart",
@@ -162,6 +162,9 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
                (default: the measured window's start)
     interval   report every `interval` simulated seconds of the measured window (the CLI's
                --interval): Result.intervals
+    explain    latency attribution (the CLI's --explain): each measured request's latency cut into
+               the stages of its path on both hosts, per percentile band: Result.breakdown,
+               napisim.plots.breakdown_bars()
 
     Raises ValueError (message starting with the JSON pointer, or naming trace) on bad input.
     """
@@ -176,6 +179,10 @@ def run(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, *,
         if isinstance(interval, bool) or not isinstance(interval, numbers.Real) or not interval > 0:
             raise ValueError(f"interval: expected a time in s > 0, got {interval!r}")
         req["interval"] = float(interval)
+    if not isinstance(explain, bool):
+        raise ValueError(f"explain: expected True or False, got {explain!r}")
+    if explain:
+        req["explain"] = True
     sims = _Simulations()
     try:
         out = sims.run(req)

@@ -365,3 +365,26 @@ def test_run_with_interval_reports(tmp_path):
     assert napisim.run("quickstart", **SMALL).intervals.empty
     with pytest.raises(ValueError, match="interval"):
         napisim.run("quickstart", **SMALL, interval=0)
+
+
+def test_run_with_explain_breakdown():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    r = napisim.run("quickstart", **SMALL, explain=True)
+    b = r.breakdown
+    assert list(b.index) == ["p0-p50", "p50-p90", "p90-p95", "p95-p99", "p99-p99.9", "p99.9-p99.99",
+                             "p99.99-p100", "all"]
+    stages = list(b.columns[2:])
+    assert stages[:3] == ["client.send", "wire.request", "server.irq"] and stages[-1] == "client.app"
+    # Each band's stages sum to its mean latency; "all" is the histogram's mean over every request.
+    assert ((b[stages].sum(axis=1) - b["latency_ns"]).abs() < 1e-6 * b["latency_ns"]).all()
+    assert b.loc["all", "requests"] == r.raw["histogram"]["count"] == b["requests"].iloc[:-1].sum()
+    assert abs(b.loc["all", "latency_ns"] - r.summary["latency_ns.mean"]) < 1e-6 * r.summary["latency_ns.mean"]
+    ax = napisim.plots.breakdown_bars(r)
+    assert len(ax.patches) > 0
+    assert napisim.run("quickstart", **SMALL).breakdown.empty
+    with pytest.raises(ValueError, match="explain"):
+        napisim.run("quickstart", **SMALL, explain="yes")
+    with pytest.raises(ValueError, match="--explain"):
+        napisim.run({"workload": {"type": "stream", "params": {}}, "duration_s": 0.01}, explain=True)

@@ -140,7 +140,8 @@ struct TraceArgs {
 };
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::optional<std::int64_t> seed,
-            const std::string& out_dir, const std::string& format, const TraceArgs& trace, double interval_s) {
+            const std::string& out_dir, const std::string& format, const TraceArgs& trace, double interval_s,
+            bool explain) {
   check_format(format);  // before the run, not after it
   if (format == "intervals" && interval_s == 0)
     throw napisim::ConfigError("--format", "intervals prints the reports of --interval S, which is not given");
@@ -148,6 +149,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
   opt.sets = sets;
   opt.seed = seed;
   opt.interval_s = interval_s;
+  opt.explain = explain;
   opt.progress = isatty(2) != 0;
   if (!trace.file.empty()) {
     check_output_file(trace.file, "--trace");
@@ -161,7 +163,9 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
   if (!out_dir.empty()) check_output_dir(out_dir, {"result.json", "result.csv", "result.txt"}, "--out");
   std::string trace_doc;
   const Json result = napisim::run_scenario(doc, opt, &trace_doc);
-  const std::string text = format_result(result, format);
+  std::string text = format_result(result, format);
+  // --explain adds its table to the text formats (JSON and CSV carry it themselves).
+  if (explain && (format == "text" || format == "neper")) text += napisim::output::format_breakdown(result);
   if (!out_dir.empty()) {
     namespace out = napisim::output;
     write_outputs({{out_dir + "/result.json", out::format_json(result)},
@@ -211,6 +215,12 @@ int main(int argc, char** argv) {
                                      "Trace start, simulated s (default: the measured window's start, warmup_s)");
   auto* trace_for = run->add_option("--trace-for", trace.for_s, "Trace length, simulated s (default 0.01)");
   double interval_s = 0;
+  bool explain = false;
+  auto* explain_opt = run->add_flag(
+      "--explain", explain,
+      "Latency attribution: cut each measured request's latency into the stages of its path on both hosts "
+      "(wire, ring, NET_RX wait, run-queue wait, ...) and report each stage's mean per percentile band "
+      "(result.json's \"latency_breakdown\"; a table after the text output)");
   auto* interval_opt = run->add_option(
       "--interval", interval_s,
       "Report every S simulated seconds of the measured window (neper -I, sar): result.json's \"intervals\"; "
@@ -271,6 +281,7 @@ int main(int argc, char** argv) {
       if (!out_dir.empty()) throw napisim::ConfigError("--out", "writes one run's results; not with --seeds");
       if (trace_opt->count() > 0) throw napisim::ConfigError("--trace", "traces one run; not with --seeds");
       if (interval_opt->count() > 0) throw napisim::ConfigError("--interval", "reports one run; not with --seeds");
+      if (explain_opt->count() > 0) throw napisim::ConfigError("--explain", "explains one run; not with --seeds");
       if (format != "text" && format != "json")
         throw napisim::ConfigError("--format", "with --seeds, expected text or json, got \"" + format + "\"");
       check_jobs(run_jobs);
@@ -287,7 +298,7 @@ int main(int argc, char** argv) {
                                    "sets the window of --trace FILE, which is not given");
       return cmd_run(file, sets,
                      seed_opt->count() > 0 ? std::optional<std::int64_t>(parse_seed(seed, "--seed")) : std::nullopt,
-                     out_dir, format, trace, interval_s);
+                     out_dir, format, trace, interval_s, explain);
     }
     if (validate->parsed()) {
       napisim::RunOptions opt;

@@ -79,6 +79,10 @@ struct RxEntry {
   std::uint32_t bytes = 0;   // payload bytes of the whole train
   bool ack_only = false;     // pure ACK(s), no payload
   std::uint32_t polled = 0;  // segments already reaped by the driver
+  // Latency attribution (Kernel::set_stamps()): when the train entered the ring, and its NAPI's
+  // polled_ns at that moment (what the NAPI polls from then on, it spends ahead of this train).
+  Nanos at = 0;
+  Nanos ring_mark = 0;
 };
 
 /// NUMA cost of touching a NIC's packet memory from `cpu`. The device's rings and page pool are

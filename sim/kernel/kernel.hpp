@@ -227,6 +227,9 @@ class Kernel : public EventSink, public WakeView {
   /// Off: every delivered train keeps its arrival event (nic_deliver), watched or not. The
   /// reference the event-free path must reproduce exactly (tests).
   void set_lazy_rx(bool on) { lazy_rx_ = on; }
+  /// Latency attribution: sockets record where their last data train went (Socket::path), from
+  /// its transmit to its delivery (off by default: it costs a few stores per packet).
+  void set_stamps(bool on) { stamps_ = on; }
   /// Records this host's timeline into `t` as its host `host` (timeline.hpp); null: none (default).
   void set_trace(Timeline* t, int host) {
     trace_ = t;
@@ -663,7 +666,9 @@ class Kernel : public EventSink, public WakeView {
     kRxArrive = 8,
     kSleepTimer = 9
   };
-  void rx_enter(Channel& ch, const RxEntry& e);  // a train enters the ring (or is dropped)
+  void rx_enter(Channel& ch, const RxEntry& e, Nanos at);  // a train enters the ring (or is dropped)
+  /// Latency attribution: the socket of data train `e` records its way through the ring.
+  void stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start);
   /// A channel as an event or IRQ argument (NIC index << 20 | queue), and back.
   static std::uint64_t channel_code(const Channel& ch);
   Channel& channel_of(std::uint64_t code) { return *nics_[code >> 20]->channels[code & 0xfffff]; }
@@ -734,6 +739,7 @@ class Kernel : public EventSink, public WakeView {
   std::unique_ptr<LognormalQuantiles> cost_factor_;  // the cost factor's sampler (mean 1); null: cost_cv 0
   bool preempt_full_ = false;                        // kp_.sched.preempt == "full", decided once
   bool lazy_rx_ = true;                              // set_lazy_rx()
+  bool stamps_ = false;                              // set_stamps()
   bool ksoftirqd_era_ = false;                       // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   std::uint32_t inet_ehash_secret_ = 0;  // inet_ehash_secret + net_hash_mix(): random per boot, from the seed
   // net_rx_action() refills its list from poll_list and ____napi_schedule() raises no NET_RX inside

@@ -25,8 +25,12 @@ bool Kernel::napi_schedule_prep(Napi& n) {
   if (n.state & kDisable) return false;
   const bool was_sched = n.state & kSched;
   n.state |= kSched;
-  if (was_sched) n.state |= kMissed;
-  return !was_sched;
+  if (was_sched) {
+    n.state |= kMissed;
+    return false;
+  }
+  n.mark_sched(host_.now());
+  return true;
 }
 
 void Kernel::napi_schedule(Cpu& c, Napi& n) {
@@ -85,6 +89,7 @@ void Kernel::napi_watchdog(Cpu& c, Napi& n) {
   if (n.state & kDisable) return;
   if (n.state & kSched) return;  // test_and_set_bit(NAPI_STATE_SCHED): no MISSED here
   n.state |= kSched;
+  n.mark_sched(host_.now());
   n.state &= ~kPreferBusyPoll;
   napi_schedule_local(c, n);
 }

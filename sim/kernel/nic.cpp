@@ -111,7 +111,7 @@ void Kernel::rx_sync(Channel& ch) {
     if (!in.queued) --ch.inbound_idle;
     NAPISIM_ASSERT(in.queued || ch.ring_pkts + in.e.segs <= ch.nic->params.ring_size,
                    "rx_sync(): a train that went without its event would be dropped");
-    rx_enter(ch, in.e);
+    rx_enter(ch, in.e, in.at);
   }
 }
 
@@ -130,10 +130,10 @@ void Kernel::rx_watch(Channel& ch) {
 void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
   Channel& ch = rx_channel(nic_idx, e.sock);
   rx_sync(ch);
-  rx_enter(ch, e);
+  rx_enter(ch, e, host_.now());
 }
 
-void Kernel::rx_enter(Channel& ch, const RxEntry& e) {
+void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at) {
   const Nic& nic = *ch.nic;
   const std::int64_t space = nic.params.ring_size - ch.ring_pkts;
   const auto accept = static_cast<std::uint32_t>(std::clamp<std::int64_t>(space, 0, e.segs));
@@ -153,6 +153,13 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e) {
     RxEntry copy = e;
     copy.polled = 0;
     ch.ring.push_back(copy);
+  }
+  if (stamps_) {
+    // The poll in progress (if any) counts from `at`: the train waits behind the rest of it.
+    const Napi& n = ch.napi;
+    RxEntry& in = ch.ring.back();
+    in.at = at;
+    in.ring_mark = n.polled_ns + (n.poll_began >= 0 && at > n.poll_began ? at - n.poll_began : 0);
   }
   ch.ring_pkts += accept;
   ch.rx_pkts += accept;
@@ -241,6 +248,8 @@ void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n) {
 
 Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   Channel& ch = *n.ch;
+  const Nanos poll_start = host_.now();
+  n.poll_began = poll_start;
   rx_sync(ch);
   Nanos cost = costs_.napi_poll_ns;
   // mlx5e_poll_tx_cq(): reap TX completions first, at most MLX5E_TX_CQ_POLL_BUDGET (128); a
@@ -271,6 +280,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     cost += static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
     if (e.polled < e.segs) continue;  // GRO holds the partial train until its last segment
     Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
+    if (stamps_ && !e.ack_only) stamp_rx(n, e, poll_start);
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
     cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
@@ -293,12 +303,25 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   ch.ring_pkts -= work;
   netif_receive_skb_list(ctx, batch.data(), nb);
   n.packets += static_cast<std::uint64_t>(work);
+  n.polled_ns += host_.now() - poll_start;
+  n.poll_began = -1;
   Cpu& c = cpu(ctx_cpu(ctx));
   // softnet_data.processed is counted in __netif_receive_skb_core(), i.e. after RPS: an skb
   // steered to a backlog counts on the CPU that runs process_backlog(), not here.
   c.sd.processed += static_cast<std::uint64_t>(work - steered);
   if (work < budget && !tx_busy && napi_complete_done(c, n, work)) nic_arm_irq(ch);
   co_return tx_busy ? budget : work;
+}
+
+void Kernel::stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) {
+  // A train that arrived during this very poll (taken after one of its exec steps) waited for no
+  // earlier poll: its poll stage starts at its arrival.
+  Socket::PathStamps& p = socket(e.sock).path;
+  p.arrive = e.at;
+  p.sched = n.sched_at;
+  p.poll = std::max(poll_start, e.at);
+  p.ring = std::max<Nanos>(0, n.polled_ns - e.ring_mark);
+  p.ring_sched = std::max<Nanos>(0, n.polled_ns - std::max(e.ring_mark, n.sched_polled));
 }
 
 void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only) {
@@ -311,6 +334,7 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
   const int q = txq_of_cpu(nic, ctx_cpu(ctx));
   Channel& ch = *nic.channels[static_cast<std::size_t>(q)];
   const Nanos now = host_.now();
+  if (stamps_ && !ack_only) s.path.tx = now;
   if (ack_only) {
     const Nanos done = nic.tx_port.transmit(now, kWireOverheadBytes);
     ++ch.tx_pkts;

@@ -92,6 +92,7 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
   }
   s.rx_avail += skb.bytes;
   s.rcv_nxt += skb.bytes;
+  if (stamps_) s.path.deliver = now();
   if (s.rx_timestamps) s.rx_stamps.push_back(Socket::RxStamp{s.rcv_nxt, now()});
   ++s.rx_skbs;
   if (s.spinner) spin_wake(*s.spinner);  // sk_busy_loop_end() sees the data

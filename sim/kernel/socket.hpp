@@ -58,6 +58,15 @@ struct alignas(64) Socket {
     Nanos at = 0;
   };
   Fifo<RxStamp> rx_stamps{4};
+  // Latency attribution (Kernel::set_stamps()): the last data train sent on this socket left at
+  // `tx`; the last one received entered the ring at `arrive`, was taken by the poll that began at
+  // `poll` after `ring` ns of its NAPI's polls had gone to what was ahead of it (`ring_sched` of
+  // them since the NAPI was last scheduled, at `sched`), and reached the receive queue at
+  // `deliver`.
+  struct PathStamps {
+    Nanos tx = 0, arrive = 0, sched = 0, poll = 0, ring = 0, ring_sched = 0, deliver = 0;
+  };
+  PathStamps path;
 };
 
 /// Every socket of a host by id, in chunks of 64 that never move (callers keep references). Ids are

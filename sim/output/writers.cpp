@@ -509,6 +509,23 @@ std::string format_csv(const Json& result) {
     header.push_back(key);
     values.push_back(scalar_text(value));
   }
+  // run --explain: "latency_breakdown.<band>.<stage>" (mean ns), with each band's requests and
+  // mean latency.
+  if (const Json* bands = find(find(&result, "latency_breakdown"), "bands"); bands && bands->is_array()) {
+    for (const Json& band : *bands) {
+      const std::string prefix = "latency_breakdown." + band.value("band", "") + ".";
+      header.push_back(prefix + "requests");
+      values.push_back(scalar_text(find(&band, "requests")));
+      header.push_back(prefix + "latency_ns");
+      values.push_back(scalar_text(find(&band, "latency_ns")));
+      if (const Json* st = find(&band, "stage_ns"); st && st->is_object()) {
+        for (const Json& name : result["latency_breakdown"]["stages"]) {
+          header.push_back(prefix + name.get<std::string>());
+          values.push_back(scalar_text(find(st, name.get<std::string>())));
+        }
+      }
+    }
+  }
   std::string out;
   for (std::size_t i = 0; i < header.size(); ++i) {
     if (i > 0) out += ',';
@@ -701,6 +718,37 @@ std::string format_mutilate(const Json& result) {
   out += strf("napisim_irqs=%lld\n", int_or(find(summary, "irqs"), 0));
   out += strf("napisim_irqs_all=%lld\n", int_or(find(summary, "irqs_all"), 0));
   out += strf("napisim_schedule_slip_us_avg=%.1f\n", num_or(find(m, "schedule_slip_us_avg"), 0.0));
+  return out;
+}
+
+std::string format_breakdown(const Json& result) {
+  const Json* b = find(&result, "latency_breakdown");
+  const Json* stages = find(b, "stages");
+  const Json* bands = find(b, "bands");
+  if (!stages || !bands || !stages->is_array() || !bands->is_array()) return "";
+  std::size_t width = 5;
+  for (const Json& s : *stages)
+    width = std::max(width, s.get<std::string>().size());
+  std::string out = "# latency by stage: mean us per request of each percentile band (run --explain)\n";
+  auto row = [&](const std::string& label, auto cell) {
+    std::string line = strf("%-*s", static_cast<int>(width), label.c_str());
+    for (const Json& band : *bands)
+      line += cell(band);
+    out += line + "\n";
+  };
+  row("stage", [](const Json& band) { return strf(" %12s", band.value("band", "").c_str()); });
+  row("requests", [](const Json& band) { return strf(" %12.0f", num_or(find(&band, "requests"), 0.0)); });
+  for (const Json& s : *stages) {
+    const std::string name = s.get<std::string>();
+    bool any = false;
+    for (const Json& band : *bands)
+      any = any || num_or(find(find(&band, "stage_ns"), name), 0.0) != 0.0;
+    if (!any) continue;
+    row(name, [&name](const Json& band) {
+      return strf(" %12.1f", num_or(find(find(&band, "stage_ns"), name), 0.0) / 1000.0);
+    });
+  }
+  row("latency", [](const Json& band) { return strf(" %12.1f", num_or(find(&band, "latency_ns"), 0.0) / 1000.0); });
   return out;
 }
 

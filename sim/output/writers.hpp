@@ -62,4 +62,10 @@ std::string format_mutilate(const Json& result);
 /// and by class (%), ring drops. An empty table when the run has none.
 std::string format_intervals(const Json& result);
 
+/// The latency attribution (result["latency_breakdown"], run --explain) as a table: one row per
+/// stage in path order (stages that are 0 in every band left out), one column per percentile band,
+/// the mean µs the band's requests spent in it; the bands' request counts and mean latencies (the
+/// columns' sums) head and foot it. Empty when the run has none.
+std::string format_breakdown(const Json& result);
+
 }  // namespace napisim::output

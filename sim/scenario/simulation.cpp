@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sim/core/error.hpp"
+
 namespace napisim {
 
 Simulation::Simulation(const Scenario& s, const std::vector<ClientPath>& paths)
@@ -158,6 +160,18 @@ void Simulation::set_trace(Timeline& t) {
   kernel_->set_trace(&t, t.add_host("server", kernel_->nr_cpus()));
   for (auto& h : clients_)
     h->kernel->set_trace(&t, t.add_host(client_name(*h), h->kernel->nr_cpus()));
+}
+
+void Simulation::set_explain() {
+  if (!workload_->enable_breakdown()) {
+    std::string msg = "latency attribution needs a workload that supports it (tcp_rr); \"";
+    msg += s_.workload.type;
+    msg += "\" does not";
+    throw ConfigError("--explain", msg);
+  }
+  kernel_->set_stamps(true);
+  for (auto& h : clients_)
+    h->kernel->set_stamps(true);
 }
 
 Kernel* Simulation::client_kernel(int i) {
@@ -327,6 +341,7 @@ Json Simulation::result(const Json& context) const {
   }
   r["scenario"] = resolve_scenario(s_);
   if (const Histogram* h = workload_->latency_histogram()) r["histogram"] = h->to_json();
+  if (Json b = workload_->latency_breakdown(); !b.is_null()) r["latency_breakdown"] = std::move(b);
   char fp[20];
   std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(host_.fingerprint()));
   r["fingerprint"] = fp;

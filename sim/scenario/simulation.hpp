@@ -36,6 +36,10 @@ class Simulation {
   void set_lazy_rx(bool on);
   /// Records every host's timeline into `t` (the server, then each Linux client by name).
   void set_trace(Timeline& t);
+  /// Latency attribution (run --explain): every host's kernel stamps the receive path and the
+  /// workload cuts each measured request into stages (result["latency_breakdown"]). Throws
+  /// ConfigError("--explain") for a workload that cannot.
+  void set_explain();
   /// Starts the workload at time 0.
   void start();
   void begin_measurement();

@@ -161,6 +161,7 @@ Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
   const std::vector<ClientPath> paths = build_platform(engine, s, &server);
   Simulation sim(s, paths);
   if (trace) sim.set_trace(*trace);
+  if (opt.explain) sim.set_explain();
   sim.set_interval(interval);
   auto model = std::make_shared<HostResourceModel>(sim.host());
   engine.add_model(model, {});

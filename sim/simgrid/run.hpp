@@ -27,6 +27,8 @@ struct RunOptions {
   double trace_for_s = 0.01;
   // --interval: a report every interval_s simulated seconds of the measured window (0: none).
   double interval_s = 0;
+  // --explain: latency attribution by stage and percentile band (result["latency_breakdown"]).
+  bool explain = false;
 };
 
 /// At most this many interval reports in a run (they are kept in the result).

@@ -92,6 +92,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       co_await ck.sys_send(t, ck.socket(f.csock), chunk);
       left -= chunk;
     }
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = ck.socket(f.csock).path.tx;
   };
   for (int sock : flows)
     co_await send(flows_[static_cast<std::size_t>(sock)]);
@@ -101,10 +102,13 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events,
                                    static_cast<int>(p_.client_epoll_timeout));
     if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
+    const Nanos epoll_ret = ck.now();
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow* f = &flows_[static_cast<std::size_t>(clients_.server_sock(host, cs.id))];
+      const RxMarks rx = breakdown_ ? rx_marks(cs, t, epoll_ret, ck.now()) : RxMarks{};
       f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
+      if (breakdown_) marks_[static_cast<std::size_t>(f->sock)].cli = rx;
       while (f->resp_got >= p_.response_size) {
         // rr_ts_2 right after the recv() that completed the response; then the histogram and
         // state bookkeeping, rr_ts_1 and the next request's send().
@@ -125,11 +129,53 @@ void TcpRr::record_completion(Flow& f, Nanos at) {
   if (in_window(at) && !stopped_) {
     ++measured_;
     hist_.record(at - f.req_start);
+    if (breakdown_) cut(f, at);
     if (p_.num_transactions > 0 && measured_ >= static_cast<std::uint64_t>(p_.num_transactions)) {
       stopped_ = true;
       nth_done_ = at;
     }
   }
+}
+
+bool TcpRr::enable_breakdown() {
+  std::vector<LatencyBreakdown::Stage> st = {
+      {"client.send", "from rr_ts_1 to the request's transmit: the send() syscall (client)"},
+      {"wire.request",
+       "from the request's transmit to the server's NIC ring: the TX port, serialization, the "
+       "link, the server's ingress port, and retransmission after a drop"}};
+  add_rx_stages(st, "server");
+  st.push_back({"server.app", "the server's handler: recv(), neper's user work, epoll_ctl(MOD, EPOLLOUT)"});
+  st.push_back({"server.epollout",
+                "until the next epoll_wait() returned the EPOLLOUT event and its handler began "
+                "(the rest of the batch, the next call)"});
+  st.push_back({"server.send", "the send() syscall, to the response's transmit (server)"});
+  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  add_rx_stages(st, "client");
+  st.push_back({"client.app", "the client's recv() that completes the response, to rr_ts_2"});
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  marks_.assign(flows_.size(), Marks{});
+  return true;
+}
+
+Json TcpRr::latency_breakdown() const {
+  return breakdown_ ? breakdown_->report(report_percentiles(p_.percentiles)) : Json(nullptr);
+}
+
+void TcpRr::cut(const Flow& f, Nanos at) {
+  // Stage indices follow enable_breakdown()'s list.
+  constexpr std::size_t kWireReq = 1, kServer = 2, kSrvApp = 10, kSrvEpollOut = 11, kSrvSend = 12, kWireResp = 13,
+                        kClient = 14, kCliApp = 22;
+  const Marks& m = marks_[static_cast<std::size_t>(f.sock)];
+  LatencyBreakdown::Cut c(*breakdown_, f.req_start, at);
+  c.next(0, m.req_tx);
+  c.next(kWireReq, m.srv.path.arrive);
+  cut_rx(c, kServer, m.srv);
+  c.next(kSrvApp, m.srv_recv_done);
+  c.next(kSrvEpollOut, m.srv_send_start);
+  c.next(kSrvSend, m.srv_tx);
+  c.next(kWireResp, m.cli.path.arrive);
+  cut_rx(c, kClient, m.cli);
+  c.record(kCliApp);
 }
 
 void TcpRr::start() {
@@ -163,10 +209,13 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
                                   &epoll_ns);
     if (n == 0)
       n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
+    const Nanos epoll_ret = k.now();
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
+      Marks* m = breakdown_ ? &marks_[static_cast<std::size_t>(s.id)] : nullptr;
       if (s.ep_events & kEpollOut) {
+        if (m) m->srv_send_start = k.now();
         // rr_server_state_2: send() (the transmit at the end of its system time), then the
         // user-space bookkeeping (histogram, stats) and, with the response out, epoll_ctl(MOD,
         // EPOLLIN): two chained segments, the transmit between them.
@@ -174,6 +223,7 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
         if (s.lo_peer < 0) {
           co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, k.send_cost(t, s, len), true});
           k.nic_transmit(k.task_ctx(t, CpuClass::kSystem), s, len, false);
+          if (m) m->srv_tx = k.now();
         } else {
           co_await k.exec(k.task_ctx(t, CpuClass::kSystem), epoll_ns);
           co_await k.sys_send(t, s, len);  // lo: the receiver's softirq runs at its end
@@ -191,12 +241,17 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
         // rr_server_state_0: recv() (the data is taken as the syscall starts), the user-space
         // work, and epoll_ctl(MOD, EPOLLOUT) when the request is complete: one chained segment.
         Nanos recv_ns;
+        const RxMarks rx = m ? rx_marks(s, t, epoll_ret, k.now()) : RxMarks{};
         const std::int64_t got = k.recv_take(t, s, std::min(p_.request_size - f.req_got, p_.buffer_size), &recv_ns);
         f.req_got += got;
         const bool done = f.req_got >= p_.request_size;
         co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, recv_ns, true},
                               {CpuClass::kUser, p_.server_user_ns}, {CpuClass::kSystem, done ? k.epoll_ctl_ns() : 0});
         epoll_ns = 0;
+        if (m && done) {
+          m->srv = rx;
+          m->srv_recv_done = k.now();
+        }
         if (s.rcvbuf > 0) co_await k.recv_done(t, s, got);
         if (done) {
           f.req_got = 0;
@@ -214,6 +269,7 @@ void TcpRr::send_request(Flow& f, Nanos at) {
   f.req_start = at;
   f.in_flight = true;
   ++sent_;
+  if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = at + p_.client_tx_ns;
   uplink_.send_message(f.host, f.sock, p_.request_size, at + p_.client_tx_ns);
 }
 
@@ -247,6 +303,13 @@ void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool 
 void TcpRr::client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Nanos at) {
   Flow& f = flows_[static_cast<std::size_t>(sock)];
   f.resp_got += bytes;
+  if (breakdown_) {
+    // The idealised client's stack is one stage, client.app: client_rx_ns from the wire to recv().
+    const Nanos wire = at - p_.client_rx_ns;
+    Socket::PathStamps p;
+    p.arrive = p.sched = p.poll = p.deliver = wire;
+    marks_[static_cast<std::size_t>(sock)].cli = RxMarks{p, wire, wire, wire};
+  }
   if (segs >= 2) uplink_.send(f.host, Train{sock, 0, 1, true}, at);
   if (f.resp_got < p_.response_size) return;
   f.resp_got -= p_.response_size;

@@ -113,6 +113,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   void report(Json& summary, Json& workload) const override;
   Json conservation() const override;
   const Histogram* latency_histogram() const override { return &hist_; }
+  bool enable_breakdown() override;
+  Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
@@ -134,9 +136,17 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4, kClientRetransmit = 6 };
   Proc<void> client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::vector<int> flows);
   void record_completion(Flow& f, Nanos at);
+  void cut(const Flow& f, Nanos at);  // latency attribution of a measured transaction
   Proc<void> server_thread(Task& t, Epoll& ep);
   void send_request(Flow& f, Nanos at);
   void client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Nanos at);
+  // Latency attribution: the points a transaction passed, by server socket.
+  struct Marks {
+    Nanos req_tx = 0;  // the request's transmit on the client
+    RxMarks srv;       // the server's handler that completed the request
+    Nanos srv_recv_done = 0, srv_send_start = 0, srv_tx = 0;
+    RxMarks cli;  // the client's handler that completed the response
+  };
 
   TcpRrParams p_;
   Kernel* k_ = nullptr;
@@ -150,6 +160,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   Nanos nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
+  std::unique_ptr<LatencyBreakdown> breakdown_;
+  std::vector<Marks> marks_;  // by server socket, when breakdown_
 };
 
 }  // namespace napisim

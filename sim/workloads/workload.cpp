@@ -50,6 +50,52 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   return lat;
 }
 
+void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::string& host) {
+  const std::pair<const char*, const char*> kStages[] = {
+      {"irq",
+       "in the NIC ring before its NAPI was scheduled: interrupt moderation (rx-usecs/rx-frames), the "
+       "IRQ masked while an earlier poll runs, deferral timers"},
+      {"ring", "its NAPI was being polled, for the packets ahead of it in the ring"},
+      {"net_rx_wait",
+       "its NAPI scheduled but not polled: NET_RX pending, ksoftirqd or the NAPI kthread runnable "
+       "and not running, other NAPIs polled first"},
+      {"napi",
+       "from the start of the poll that took it to its socket: the driver, GRO and TCP for it and the "
+       "skbs before it in the batch (and an RPS backlog)"},
+      {"socket_queue",
+       "readable while the application thread was running or preempted: until its epoll_wait() "
+       "returned it"},
+      {"runq",
+       "readable while the application thread slept or waited to run: until it got a CPU after its "
+       "wakeup (wakeup IPI, run-queue wait behind other tasks)"},
+      {"epoll_return",
+       "from the thread getting the CPU to epoll_wait()'s return: the context switch, the "
+       "syscall's return, preemption meanwhile"},
+      {"epoll_batch",
+       "from epoll_wait()'s return to this socket's handler: the handlers of the events before it "
+       "in the batch"},
+  };
+  for (const auto& [name, doc] : kStages)
+    stages.push_back({host + "." + name, std::string(doc) + " (" + host + ")"});
+}
+
+void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m) {
+  const Socket::PathStamps& p = m.path;
+  // [arrive, sched]: polls of the NAPI's previous schedule (ring), the rest waiting for it to be
+  // scheduled (irq); [sched, poll]: its polls since (ring), the rest waiting for NET_RX.
+  c.split(first + 1, p.ring - p.ring_sched, first, std::max(p.arrive, p.sched));
+  c.split(first + 1, p.ring_sched, first + 2, std::max(p.poll, p.arrive));
+  c.next(first + 3, p.deliver);  // napi
+  if (m.run >= p.deliver) {
+    c.next(first + 5, m.run);  // runq
+    c.next(first + 6, m.epoll_ret);
+  } else {
+    // socket_queue; 0 for data that came while the handler waited its turn in the batch.
+    c.next(first + 4, std::max(m.epoll_ret, p.deliver));
+  }
+  c.next(first + 7, m.handler);  // epoll_batch
+}
+
 Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,
                          std::int64_t rt_priority, std::int64_t nice) {
   const SchedPolicy p = sched_policy_named(policy);

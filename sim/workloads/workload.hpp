@@ -15,6 +15,7 @@
 #include "sim/core/time.hpp"
 #include "sim/kernel/kernel.hpp"
 #include "sim/params/fields.hpp"
+#include "sim/stats/breakdown.hpp"
 #include "sim/stats/histogram.hpp"
 
 namespace napisim {
@@ -51,6 +52,12 @@ class Workload {
   virtual Json conservation() const = 0;
   /// Client-observed latency of the measured requests (null if the workload has none).
   virtual const Histogram* latency_histogram() const { return nullptr; }
+  /// Latency attribution (run --explain): from now on, cut each measured request's latency into
+  /// the stages of its path (the hosts' kernels must record Socket::path: Kernel::set_stamps()).
+  /// False if the workload cannot.
+  virtual bool enable_breakdown() { return false; }
+  /// The breakdown per percentile band (LatencyBreakdown::report()), or null when not enabled.
+  virtual Json latency_breakdown() const { return nullptr; }
 
  protected:
   bool in_window(Nanos t) const { return t >= window_begin_ && t < window_end_; }
@@ -63,6 +70,25 @@ std::string percentile_key(double p);
 std::vector<double> report_percentiles(const std::vector<double>& requested);
 /// The summary's `latency_ns` object: count, min, max, mean, stddev and `percentiles` in order.
 Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
+
+/// Latency attribution on one host's receive path: where a request's last data train was from
+/// the moment it entered the NIC ring to the moment the application's handler for its socket
+/// began. Taken as the handler starts.
+struct RxMarks {
+  Socket::PathStamps path;  // the kernel's stamps on the socket
+  Nanos run = 0;            // the thread's first time on a CPU after its last wakeup
+  Nanos epoll_ret = 0;      // the epoll_wait() (or recv()) that returned the socket
+  Nanos handler = 0;        // its handler's start
+};
+inline RxMarks rx_marks(const Socket& s, const Task& t, Nanos epoll_ret, Nanos handler) {
+  return RxMarks{s.path, t.wake_ran_at, epoll_ret, handler};
+}
+/// Appends the 8 stages of `host`'s receive path, in order: irq, ring, net_rx_wait, napi,
+/// socket_queue, runq, epoll_return, epoll_batch.
+void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::string& host);
+/// Cuts the receive path (from the train's arrival in the ring; the stage before it ends there)
+/// into the 8 stages starting at index `first`.
+void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m);
 
 /// The server thread a flow's socket belongs to: one SO_REUSEPORT listener per thread, so
 /// inet_lookup_reuseport() -> reuseport_select_sock() -> reciprocal_scale(inet_ehashfn(), threads)

@@ -452,6 +452,23 @@ PY
     expect_bad_input '--format' "$napisim" run "${short[@]}" --format intervals
     expect_bad_input '--interval' "$napisim" run "${short[@]}" --seeds 1,2 --interval 0.01
     ;;
+  explain_table)
+    # --explain: a table of stages by percentile band after the text output, the same for the
+    # same seed; CSV carries it; workloads without attribution, and --seeds, are bad input.
+    expect_rc 0 "$napisim" run "${short[@]}" --explain
+    grep -q '^throughput=' cmd.out || fail "--explain lost the text output"
+    grep -q '^# latency by stage' cmd.out || fail "no stage table"
+    grep -Eq '^server\.net_rx_wait +[0-9.]+' cmd.out || fail "no server.net_rx_wait row"
+    grep -Eq '^stage .* p99\.9-p99\.99 .* all$' cmd.out || fail "no band header"
+    mv cmd.out a.txt
+    "$napisim" run "${short[@]}" --explain > b.txt 2> /dev/null || fail "run b failed"
+    cmp -s a.txt b.txt || fail "two runs of the same seed explain differently"
+    expect_rc 0 "$napisim" run "${short[@]}" --explain --format csv
+    head -1 cmd.out | grep -q 'latency_breakdown\.all\.client\.runq' || fail "CSV lacks the breakdown"
+    printf '{"workload": {"type": "stream", "params": {}}, "duration_s": 0.01}\n' > stream.json
+    expect_bad_input '--explain: latency attribution needs' "$napisim" run stream.json --explain
+    expect_bad_input '--explain' "$napisim" run "${short[@]}" --seeds 1,2 --explain
+    ;;
   out_nonexistent)
     expect_bad_input '--out' "$napisim" run "${short[@]}" --out /nonexistent/napisim_e2e
     [ ! -e /nonexistent ] || fail "/nonexistent was created"
@@ -570,12 +587,32 @@ PYEOF
   scenario:*)
     # Every shipped scenario runs (briefly), conserves requests, and follows the trajectory recorded
     # in tests/golden/fingerprints.json (tools/golden.sh, the same run, rewrites it when a change of
-    # the model is meant to move it).
+    # the model is meant to move it). Workloads with latency attribution run with --explain, which
+    # must not move the trajectory, and whose stages must account for every measured request and
+    # sum to the histogram's latencies with every mark in path order.
     file=${case_name#scenario:}
-    expect_rc 0 "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json
+    "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json --explain \
+      > cmd.out 2> cmd.err
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q -- '--explain: latency attribution needs' cmd.err; then
+      expect_rc 0 "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json
+    else
+      [ "$rc" -eq 0 ] || fail "scenario $file --explain: exit $rc: $(cat cmd.err)"
+    fi
     $py - cmd.out "$src/tests/golden/fingerprints.json" "$file" <<'PYEOF' || fail "scenario $file: bad result"
 import json, sys
 r = json.load(open(sys.argv[1]))
+if "latency_breakdown" in r:
+    b, h = r["latency_breakdown"], r["histogram"]
+    assert b["clamped"] == 0, f"{b['clamped']} requests had marks out of path order"
+    every = b["bands"][-1]
+    assert every["band"] == "all" and every["requests"] == h["count"] > 0, (every["requests"], h["count"])
+    assert abs(every["latency_ns"] - h["mean"]) <= 1e-9 * h["mean"], (every["latency_ns"], h["mean"])
+    assert sum(x["requests"] for x in b["bands"][:-1]) == h["count"]
+    for band in b["bands"]:
+        assert all(v >= 0 for v in band["stage_ns"].values()), band
+        total = sum(band["stage_ns"].values())
+        assert abs(total - band["latency_ns"]) <= 1e-6 * max(1.0, total), band
 c = r["conservation"]
 assert c["sent"] == c["answered"] + c["in_flight"], c
 assert r["summary"]["throughput"] > 0, r["summary"]

@@ -1,0 +1,142 @@
+// Unit tests of latency attribution: the kernel's receive-path stamps (Socket::path) against a
+// hand-computed timeline, cut_rx() over them, and LatencyBreakdown's cuts and percentile bands.
+#include "sim/stats/breakdown.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/workloads/workload.hpp"
+#include "tests/unit/kernel_rig.hpp"
+
+namespace napisim {
+namespace {
+
+TEST(BreakdownTest, KernelStampsRingIrqAndPollOfEachTrain) {
+  // One CPU, one queue with rx-usecs 10 / rx-frames 128; each packet costs rx_pkt_ns = 2 us.
+  //  A arrives at 1 us: the moderation timer fires at 11, the IRQ schedules the NAPI (11) and
+  //    the softirq at its exit polls at once: A is delivered at 13.
+  //  B arrives at 12, during that poll, after the poll took its batch: the poll completes at 13
+  //    and re-arms the CQ, which finds B and starts the timer again: IRQ and poll at 23, B
+  //    delivered at 25. Of B's 11 us before its poll, 1 us (12-13) went to the poll ahead of it
+  //    (ring, under the NAPI's previous schedule) and 10 us to moderation (irq).
+  CostParams costs = zero_costs();
+  costs.rx_pkt_ns = 2000;
+  Rig r(shape(1), KernelParams{}, costs);
+  NicParams np = one_queue_nic();
+  np.rx_usecs = 10;
+  np.rx_frames = 128;
+  r.k.add_nic(np, "/nic");
+  r.k.set_stamps(true);
+  Socket& a = r.k.add_socket(0, 0);
+  Socket& b = r.k.add_socket(0, 0);
+  At at(r.host);
+  at(us(1), [&] { r.k.nic_rx(0, pkt(a.id)); });
+  at(us(12), [&] { r.k.nic_rx(0, pkt(b.id)); });
+  r.run_to(us(100));
+  EXPECT_EQ(a.path.arrive, us(1));
+  EXPECT_EQ(a.path.sched, us(11));
+  EXPECT_EQ(a.path.poll, us(11));
+  EXPECT_EQ(a.path.ring, 0);
+  EXPECT_EQ(a.path.deliver, us(13));
+  EXPECT_EQ(b.path.arrive, us(12));
+  EXPECT_EQ(b.path.sched, us(23));
+  EXPECT_EQ(b.path.poll, us(23));
+  EXPECT_EQ(b.path.ring, us(1));
+  EXPECT_EQ(b.path.ring_sched, 0);
+  EXPECT_EQ(b.path.deliver, us(25));
+
+  // B's request: sent at 10 us, on the wire until 12; its thread got the CPU at 30 after the
+  // wakeup, epoll_wait() returned at 31, its handler began at 33 and ended at 40.
+  std::vector<LatencyBreakdown::Stage> st = {{"wire", ""}};
+  add_rx_stages(st, "server");
+  st.push_back({"app", ""});
+  LatencyBreakdown bd(st);
+  LatencyBreakdown::Cut c(bd, us(10), us(40));
+  c.next(0, b.path.arrive);
+  cut_rx(c, 1, RxMarks{b.path, us(30), us(31), us(33)});
+  c.record(9);
+  const Json rep = bd.report({50});
+  const Json& all = rep["bands"][2];
+  ASSERT_EQ(all["band"], "all");
+  const std::vector<std::pair<const char*, double>> want = {{"wire", 2000},
+                                                            {"server.irq", 10000},
+                                                            {"server.ring", 1000},
+                                                            {"server.net_rx_wait", 0},
+                                                            {"server.napi", 2000},
+                                                            {"server.socket_queue", 0},
+                                                            {"server.runq", 5000},
+                                                            {"server.epoll_return", 1000},
+                                                            {"server.epoll_batch", 2000},
+                                                            {"app", 7000}};
+  for (const auto& [name, ns] : want)
+    EXPECT_EQ(all["stage_ns"][name].get<double>(), ns) << name;
+  EXPECT_EQ(all["latency_ns"].get<double>(), 30000.0);
+  EXPECT_EQ(rep["clamped"], 0u);
+
+  // Had the thread been running when B was delivered (its last wakeup's first run at 20 < 25),
+  // B waited in the socket's queue until epoll_wait() returned it (25 -> 31).
+  LatencyBreakdown bd2(st);
+  LatencyBreakdown::Cut c2(bd2, us(10), us(40));
+  c2.next(0, b.path.arrive);
+  cut_rx(c2, 1, RxMarks{b.path, us(20), us(31), us(33)});
+  c2.record(9);
+  const Json all2 = bd2.report({})["bands"][1];
+  EXPECT_EQ(all2["stage_ns"]["server.socket_queue"].get<double>(), 6000.0);
+  EXPECT_EQ(all2["stage_ns"]["server.runq"].get<double>(), 0.0);
+  EXPECT_EQ(all2["stage_ns"]["server.epoll_return"].get<double>(), 0.0);
+}
+
+TEST(BreakdownTest, BandsHoldTheRequestsBetweenPercentiles) {
+  // Nine requests of 100 ns (60 + 40) and one of 1000 ns (100 + 900). p50 and p90 are both 100
+  // (the 9th of 10 samples), so p0-p50 holds the nine, p50-p90 none, p90-p100 the slow one.
+  LatencyBreakdown bd({{"a", "first"}, {"b", "second"}});
+  for (int i = 0; i < 9; ++i) {
+    LatencyBreakdown::Cut c(bd, 1000, 1100);
+    c.next(0, 1060);
+    c.record(1);
+  }
+  LatencyBreakdown::Cut c(bd, 5000, 6000);
+  c.next(0, 5100);
+  c.record(1);
+  const Json rep = bd.report({90, 50});
+  ASSERT_EQ(rep["stages"], Json::array({"a", "b"}));
+  const Json& bands = rep["bands"];
+  ASSERT_EQ(bands.size(), 4u);
+  EXPECT_EQ(bands[0]["band"], "p0-p50");
+  EXPECT_EQ(bands[0]["requests"], 9u);
+  EXPECT_EQ(bands[0]["stage_ns"]["a"].get<double>(), 60.0);
+  EXPECT_EQ(bands[0]["stage_ns"]["b"].get<double>(), 40.0);
+  EXPECT_EQ(bands[1]["band"], "p50-p90");
+  EXPECT_EQ(bands[1]["requests"], 0u);
+  EXPECT_EQ(bands[2]["band"], "p90-p100");
+  EXPECT_EQ(bands[2]["requests"], 1u);
+  EXPECT_EQ(bands[2]["stage_ns"]["a"].get<double>(), 100.0);
+  EXPECT_EQ(bands[2]["stage_ns"]["b"].get<double>(), 900.0);
+  EXPECT_EQ(bands[2]["latency_ns"].get<double>(), 1000.0);
+  EXPECT_EQ(bands[3]["band"], "all");
+  EXPECT_EQ(bands[3]["requests"], 10u);
+  EXPECT_EQ(bands[3]["stage_ns"]["a"].get<double>(), 64.0);
+  EXPECT_EQ(bands[3]["stage_ns"]["b"].get<double>(), 126.0);
+  EXPECT_EQ(bands[3]["latency_ns"].get<double>(), 190.0);
+}
+
+TEST(BreakdownTest, MarksOutOfOrderAreClampedCountedAndStillSumToTheLatency) {
+  // A mark before the previous one (or after the end) gives its stage 0 (the rest goes to the
+  // next), is counted, and the request's stages still sum to end - begin.
+  LatencyBreakdown bd({{"a", ""}, {"b", ""}, {"c", ""}});
+  LatencyBreakdown::Cut c(bd, 0, 100);
+  c.next(0, 50);
+  c.next(1, 40);  // before a's end: b = 0
+  c.record(2);
+  LatencyBreakdown::Cut late(bd, 0, 100);
+  late.next(0, 150);  // after the end: a = 100
+  late.record(2);
+  const Json all = bd.report({})["bands"][1];
+  EXPECT_EQ(all["stage_ns"]["a"].get<double>(), 75.0);
+  EXPECT_EQ(all["stage_ns"]["b"].get<double>(), 0.0);
+  EXPECT_EQ(all["stage_ns"]["c"].get<double>(), 25.0);
+  EXPECT_EQ(all["latency_ns"].get<double>(), 100.0);
+  EXPECT_EQ(bd.clamped(), 2u);
+}
+
+}  // namespace
+}  // namespace napisim
