@@ -344,6 +344,44 @@ With softirq NAPI the NET_RX work shows up as `softirq` (and `ksoftirqd` when it
 the IRQ CPUs; with threaded NAPI it becomes `kthread` time that the scheduler can move and preempt —
 spread over all CPUs when unpinned, concentrated on the IRQ CPUs in Wei's application setup.
 
+## Why the tails differ: where each band's latency went
+
+`napisim run --explain` (here `napisim.run(..., explain=True)`) cuts every measured request's
+latency into the stages of its path on both hosts — the wire, the NIC ring, waiting for NET_RX (a
+pending softirq, a runnable ksoftirqd or NAPI kthread), the poll, the socket queue, the wakeup and
+run-queue wait of the neper thread, its epoll batch, the syscalls — and reports the mean of each
+stage for the requests of each percentile band. The stages of each request sum exactly to its
+latency, so the bands' bars below are their mean latencies. Below: the 1B softirq and kthread runs,
+the stages that hold each band's requests longest, and the stages where the two modes differ most
+in the tail.
+"""),
+    code('''\
+explained = {}
+for label, name in [("softirq", "wei2020/tcp_rr_1B"), ("kthread", "wei2020/tcp_rr_1B_kthread")]:
+    if napisim.has_scenario(name):
+        explained[label] = napisim.run(name, overrides=size_overrides("1B"), explain=True, label=label)
+bd = pd.concat({label: r.breakdown for label, r in explained.items()}, names=["variant", "band"])
+stages = [c for c in bd.columns if c not in ("requests", "latency_ns")]
+for (label, band), row in bd.iterrows():
+    if band in ("p0-p50", "p99-p99.9", "p99.9-p99.99"):
+        top = row[stages].sort_values(ascending=False).head(3)
+        print(f"{label:8s} {band:13s} {row.latency_ns / 1e3:8.1f} us: "
+              + ", ".join(f"{s} {v / 1e3:.1f}" for s, v in top.items()))'''),
+    code('''\
+fig, axes = plt.subplots(1, len(explained), figsize=(7 * len(explained), 4.5), squeeze=False, sharey=True)
+for ax, (label, r) in zip(axes[0], explained.items()):
+    plots.breakdown_bars(r, ax=ax, title=f"1B, {label}")
+fig.tight_layout()
+if {"softirq", "kthread"} <= set(explained):
+    tail = "p99-p99.9"
+    diff = (bd.loc[("kthread", tail), stages] - bd.loc[("softirq", tail), stages]) / 1e3
+    display(diff[diff.abs().sort_values(ascending=False).index].head(6).round(1).to_frame(f"kthread - softirq, {tail} (us)"))'''),
+    md("""
+Read the tables for what differs, not only by how much: a stage that grows in one mode names the
+mechanism (time on the client's or the server's ring, a NAPI kthread waiting for a CPU, a neper
+thread busy or preempted while its responses wait), and `--trace` shows the same moment on the
+CPUs' timeline.
+
 ## Wei's application benchmark: base vs kthread vs workqueue
 
 On 1 October 2020 Wei reported one representative result of a Google application benchmark with
