@@ -7,7 +7,10 @@ One row per slice: host ("server", "client0", ...), kind ("cpu": what a CPU ran,
 napi_poll, "task": a thread running or runnable), cpu (the CPU for cpu/napi rows, the CPU a task
 ran or waited on), task (thread name: the running task of a cpu row at task level, the thread of a
 task row), tid (its task id), name (the class, "napi_poll", "running" or "runnable"), start_ns,
-dur_ns, and for napi rows work and budget. IRQ instants are in `read_trace(path, irqs=True)`.
+dur_ns, and for napi rows work and budget. IRQ instants are in `read_trace(path, irqs=True)`, and
+the sampled requests of a workload with latency attribution (tcp_rr) in
+`read_trace(path, requests=True)`: one row per stage of each traced request (flow, request_ns: the
+request's start, latency_ns, name: the stage, start_ns, dur_ns).
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ def _ns(us: float) -> int:
     return int(round(us * 1000.0))
 
 
-def read_trace(path: PathLike, irqs: bool = False) -> pd.DataFrame:
+def read_trace(path: PathLike, irqs: bool = False, requests: bool = False) -> pd.DataFrame:
     """The slices of a napisim trace file as a DataFrame (module docstring); with irqs=True, the IRQ
-    and IPI instants instead (host, cpu, name, start_ns). Raises ValueError for a file that is not a
-    napisim trace."""
+    and IPI instants instead (host, cpu, name, start_ns); with requests=True, the stages of the
+    sampled requests instead. Raises ValueError for a file that is not a napisim trace."""
     with open(path, encoding="utf-8") as f:
         try:
             doc = json.load(f)
@@ -51,6 +54,18 @@ def read_trace(path: PathLike, irqs: bool = False) -> pd.DataFrame:
     for (pid, tid), name in thread.items():
         if process.get(pid, "").endswith(" CPUs") and not name.endswith(" NAPI"):
             ncpus[pid] = ncpus.get(pid, 0) + 1
+    if requests:
+        rows, parent = [], {}
+        for e in events:
+            if e.get("ph") != "X" or e.get("cat") not in ("request", "stage"):
+                continue
+            if e["cat"] == "request":
+                parent[e["tid"]] = (e["args"]["start_ns"], e["args"]["latency_ns"])
+                continue
+            start, latency = parent[e["tid"]]
+            rows.append({"flow": e["tid"], "request_ns": start, "latency_ns": latency, "name": e["name"],
+                         "start_ns": _ns(e["ts"]), "dur_ns": _ns(e["dur"])})
+        return pd.DataFrame(rows, columns=["flow", "request_ns", "latency_ns", "name", "start_ns", "dur_ns"])
     rows = []
     for e in events:
         ph, pid = e.get("ph"), e.get("pid")
@@ -60,7 +75,7 @@ def read_trace(path: PathLike, irqs: bool = False) -> pd.DataFrame:
             if ph == "i":
                 rows.append({"host": host, "cpu": e["tid"], "name": e["name"], "start_ns": _ns(e["ts"])})
             continue
-        if ph != "X":
+        if ph != "X" or e.get("cat") in ("request", "stage"):
             continue
         args = e.get("args", {})
         row = {"host": host, "kind": e["cat"] if e["cat"] != "sched" else "task", "cpu": e["tid"], "task": None,

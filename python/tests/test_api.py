@@ -319,7 +319,7 @@ def test_run_writes_a_perfetto_trace_of_both_hosts(tmp_path):
     r = napisim.run("quickstart", **SMALL, trace=str(path), trace_for=0.002)
     t = json.loads(path.read_text())
     procs = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
-    assert procs == {"server CPUs", "server tasks", "client0 CPUs", "client0 tasks"}
+    assert procs == {"server CPUs", "server tasks", "client0 CPUs", "client0 tasks", "requests (sampled)"}
     start = int(r.summary["time_start_ns"])
     assert t["otherData"]["napisim_window_ns"] == [start, start + 2_000_000]
     assert any(e["ph"] == "X" and e["cat"] == "napi" for e in t["traceEvents"])
@@ -347,6 +347,17 @@ def test_read_trace_gives_slices_that_add_up_to_the_runs_cpu_time(tmp_path):
     assert ((napi["work"] >= 0) & (napi["work"] <= napi["budget"])).all()
     waits = t[(t["kind"] == "task") & (t["name"] == "runnable")]
     assert (waits["dur_ns"] > 0).all() and waits["task"].notna().all()
+    # Sampled requests: each one's stages tile it exactly, and every traced request is a measured one
+    # of at most 16 flows.
+    req = napisim.read_trace(path, requests=True)
+    lo, hi = json.loads(path.read_text())["otherData"]["napisim_window_ns"]
+    assert len(req) > 0 and req["flow"].nunique() <= 16
+    for (flow, start), g in req.groupby(["flow", "request_ns"]):
+        g = g.sort_values("start_ns")
+        assert (g["start_ns"].iloc[1:].to_numpy() == (g["start_ns"] + g["dur_ns"]).iloc[:-1].to_numpy()).all()
+        if start >= lo and start + g["latency_ns"].iloc[0] <= hi:  # not clipped by the window
+            assert g["dur_ns"].sum() == g["latency_ns"].iloc[0], (flow, start)
+    assert {"client.send", "server.napi", "client.app"} <= set(req["name"])
     irqs = napisim.read_trace(path, irqs=True)
     assert "irq:nic" in set(irqs["name"])
     with pytest.raises(ValueError, match="not a napisim trace"):

@@ -16,6 +16,8 @@ int cpus_pid(int host) {
 int tasks_pid(int host) {
   return 2 * host + 2;
 }
+// The sampled requests' process, after every host's (at most 257 hosts: 64 NICs' clients + 1).
+constexpr int kRequestsPid = 100000;
 
 void append_escaped(std::string& out, const std::string& s) {
   for (const char ch : s) {
@@ -207,6 +209,36 @@ void Timeline::task_state(int host, const Task& t, TaskState s, int cpu, Nanos n
   o.state = s;
   o.cpu = cpu;
   o.since = now;
+}
+
+void Timeline::request(int flow, Nanos begin, const std::string* stage_names, const Nanos* stage_ns, std::size_t n) {
+  Nanos end = begin;
+  for (std::size_t i = 0; i < n; ++i)
+    end += stage_ns[i];
+  Nanos a = begin, b = end;
+  if (!clip(a, b)) return;
+  if (request_tracks_.empty()) meta(out_, kRequestsPid, -1, "process_name", "requests (sampled)");
+  const auto f = static_cast<std::size_t>(flow);
+  if (f >= request_tracks_.size()) request_tracks_.resize(f + 1);
+  if (!request_tracks_[f]) {
+    request_tracks_[f] = true;
+    meta(out_, kRequestsPid, flow, "thread_name", "flow " + std::to_string(flow));
+  }
+  if (!reserve_event()) return;
+  begin_slice("request", kRequestsPid, flow, a, b, "request");
+  out_ += ",\"args\":{\"latency_ns\":";
+  append_int(out_, end - begin);
+  out_ += ",\"start_ns\":";
+  append_int(out_, begin);
+  out_ += "}},\n";
+  Nanos t = begin;
+  for (std::size_t i = 0; i < n; ++i) {
+    Nanos sa = t, sb = t + stage_ns[i];
+    t = sb;
+    if (!clip(sa, sb) || !reserve_event()) continue;
+    begin_slice("stage", kRequestsPid, flow, sa, sb, stage_names[i].c_str());
+    out_ += "},\n";
+  }
 }
 
 std::string Timeline::finish(Nanos end) {

@@ -10,8 +10,10 @@
 // trace_processor all read it. Timestamps are µs with three decimals: exact to the nanosecond.
 //
 // Each host is two processes: "<host> CPUs" (one track per CPU, and one "NAPI" track per CPU for
-// polls, which may span preemptions) and "<host> tasks" (one track per task). Only what falls in
-// [from, to) is written; an event limit keeps a long window from filling memory.
+// polls, which may span preemptions) and "<host> tasks" (one track per task). A workload with
+// latency attribution adds "requests (sampled)": one track per sampled flow, each of its requests a
+// "request" slice holding its stages, from both hosts. Only what falls in [from, to) is written;
+// an event limit keeps a long window from filling memory.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,9 @@ class Timeline {
   /// sched_switch / sched_wakeup: task `t` is now in state `s` (running on `cpu`, runnable, or
   /// neither). A state it already has is no change.
   void task_state(int host, const Task& t, TaskState s, int cpu, Nanos now);
+  /// One request of flow `flow`, [begin, begin + sum of stage_ns), cut into `n` consecutive stages
+  /// (those of 0 ns are left out): a "request" slice on the flow's track with a slice per stage.
+  void request(int flow, Nanos begin, const std::string* stage_names, const Nanos* stage_ns, std::size_t n);
 
   /// Closes every open slice at `end` and returns the whole document.
   std::string finish(Nanos end);
@@ -80,6 +85,7 @@ class Timeline {
 
   TimelineOptions opt_;
   std::vector<Host> hosts_;
+  std::vector<bool> request_tracks_;  // by flow: its track is named
   std::string out_;
   std::uint64_t events_ = 0;
   bool truncated_ = false;

@@ -160,6 +160,11 @@ void Simulation::set_trace(Timeline& t) {
   kernel_->set_trace(&t, t.add_host("server", kernel_->nr_cpus()));
   for (auto& h : clients_)
     h->kernel->set_trace(&t, t.add_host(client_name(*h), h->kernel->nr_cpus()));
+  if (workload_->trace_requests(t)) {
+    kernel_->set_stamps(true);
+    for (auto& h : clients_)
+      h->kernel->set_stamps(true);
+  }
 }
 
 void Simulation::set_explain() {

@@ -41,6 +41,8 @@ class LatencyBreakdown {
     void split(std::size_t a, Nanos a_ns, std::size_t b, Nanos t);
     /// The last stage runs to the end; adds the request to the breakdown.
     void record(std::size_t last_stage);
+    /// Each stage's ns (complete after record()).
+    const std::vector<Nanos>& stage_ns() const { return ns_; }
 
    private:
     LatencyBreakdown& b_;

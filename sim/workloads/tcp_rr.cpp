@@ -138,6 +138,23 @@ void TcpRr::record_completion(Flow& f, Nanos at) {
 }
 
 bool TcpRr::enable_breakdown() {
+  start_cutting();
+  report_breakdown_ = true;
+  return true;
+}
+
+bool TcpRr::trace_requests(Timeline& t) {
+  // The requests of at most 16 flows, spread over the flows (and so over threads and queues).
+  start_cutting();
+  trace_ = &t;
+  for (const auto& s : breakdown_->stages())
+    stage_names_.push_back(s.name);
+  trace_stride_ = static_cast<int>(std::max<std::int64_t>(1, (p_.num_flows + 15) / 16));
+  return true;
+}
+
+void TcpRr::start_cutting() {
+  if (breakdown_) return;
   std::vector<LatencyBreakdown::Stage> st = {
       {"client.send", "from rr_ts_1 to the request's transmit: the send() syscall (client)"},
       {"wire.request",
@@ -154,11 +171,10 @@ bool TcpRr::enable_breakdown() {
   st.push_back({"client.app", "the client's recv() that completes the response, to rr_ts_2"});
   breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
   marks_.assign(flows_.size(), Marks{});
-  return true;
 }
 
 Json TcpRr::latency_breakdown() const {
-  return breakdown_ ? breakdown_->report(report_percentiles(p_.percentiles)) : Json(nullptr);
+  return report_breakdown_ ? breakdown_->report(report_percentiles(p_.percentiles)) : Json(nullptr);
 }
 
 void TcpRr::cut(const Flow& f, Nanos at) {
@@ -176,6 +192,8 @@ void TcpRr::cut(const Flow& f, Nanos at) {
   c.next(kWireResp, m.cli.path.arrive);
   cut_rx(c, kClient, m.cli);
   c.record(kCliApp);
+  if (trace_ && f.sock % trace_stride_ == 0)
+    trace_->request(f.sock, f.req_start, stage_names_.data(), c.stage_ns().data(), stage_names_.size());
 }
 
 void TcpRr::start() {

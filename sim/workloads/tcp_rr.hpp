@@ -115,6 +115,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   const Histogram* latency_histogram() const override { return &hist_; }
   bool enable_breakdown() override;
   Json latency_breakdown() const override;
+  bool trace_requests(Timeline& t) override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
@@ -160,8 +161,13 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   Nanos nth_done_ = 0;
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
-  std::unique_ptr<LatencyBreakdown> breakdown_;
-  std::vector<Marks> marks_;  // by server socket, when breakdown_
+  void start_cutting();
+  std::unique_ptr<LatencyBreakdown> breakdown_;  // cuts requests (--explain, or --trace)
+  std::vector<Marks> marks_;                     // by server socket, when breakdown_
+  bool report_breakdown_ = false;                // --explain: latency_breakdown() reports it
+  Timeline* trace_ = nullptr;                    // --trace: sampled requests go there
+  std::vector<std::string> stage_names_;         // with trace_
+  int trace_stride_ = 1;                         // flows traced: server socket id % stride == 0
 };
 
 }  // namespace napisim

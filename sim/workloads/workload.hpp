@@ -14,6 +14,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/core/time.hpp"
 #include "sim/kernel/kernel.hpp"
+#include "sim/kernel/timeline.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/stats/breakdown.hpp"
 #include "sim/stats/histogram.hpp"
@@ -58,6 +59,9 @@ class Workload {
   virtual bool enable_breakdown() { return false; }
   /// The breakdown per percentile band (LatencyBreakdown::report()), or null when not enabled.
   virtual Json latency_breakdown() const { return nullptr; }
+  /// Adds a sample of requests, cut into their stages, to the trace (run --trace). True if it
+  /// does, and needs the kernels' Socket::path stamps for it.
+  virtual bool trace_requests(Timeline&) { return false; }
 
  protected:
   bool in_window(Nanos t) const { return t >= window_begin_ && t < window_end_; }

@@ -418,9 +418,10 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 ev = t["traceEvents"]
 names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-assert set(names.values()) == {"server CPUs", "server tasks", "client0 CPUs", "client0 tasks"}, names
+assert set(names.values()) == {"server CPUs", "server tasks", "client0 CPUs", "client0 tasks",
+                               "requests (sampled)"}, names
 cats = {e.get("cat") for e in ev if e["ph"] in "Xi"}
-assert {"cpu", "napi", "sched", "irq"} <= cats, cats
+assert {"cpu", "napi", "sched", "irq", "request", "stage"} <= cats, cats
 assert t["otherData"]["napisim_window_ns"] == [20000000, 22000000]
 for e in ev:
     if e["ph"] == "X":

@@ -67,6 +67,35 @@ TEST(TimelineTest, OneWakeupOnOneCpuGivesTheHandCheckedSlices) {
 
 // The same CPU with a user hog running: the woken task waits as "runnable" until it gets the CPU,
 // and the CPU track names whose user time each slice is.
+TEST(TimelineTest, ARequestIsASliceHoldingItsNonZeroStagesClippedToTheWindow) {
+  // Window [10, 20) us. A request from 8 us: a 3 us, b 0, c 5 us, d 4 us: the request slice and a
+  // are clipped to start at 10, b is left out, d ends at 20 (8 + 12).
+  TimelineOptions opt;
+  opt.from = us(10);
+  opt.to = us(20);
+  Timeline tl(opt);
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  const std::vector<Nanos> ns = {us(3), 0, us(5), us(4)};
+  tl.request(7, us(8), names.data(), ns.data(), names.size());
+  tl.request(7, us(30), names.data(), ns.data(), names.size());  // outside the window: nothing
+  const Json doc = parse_json_text(tl.finish(us(40)), "trace");
+  const std::vector<Slice> req = slices(doc, "request");
+  ASSERT_EQ(req.size(), 1u);
+  EXPECT_EQ(req[0].tid, 7);
+  EXPECT_EQ(req[0].ts, us(10));
+  EXPECT_EQ(req[0].dur, us(10));
+  const std::vector<Slice> st = slices(doc, "stage");
+  ASSERT_EQ(st.size(), 3u);
+  EXPECT_EQ(std::make_tuple(st[0].name, st[0].ts, st[0].dur), std::make_tuple(std::string("a"), us(10), us(1)));
+  EXPECT_EQ(std::make_tuple(st[1].name, st[1].ts, st[1].dur), std::make_tuple(std::string("c"), us(11), us(5)));
+  EXPECT_EQ(std::make_tuple(st[2].name, st[2].ts, st[2].dur), std::make_tuple(std::string("d"), us(16), us(4)));
+  bool named = false;
+  for (const Json& e : doc.at("traceEvents"))
+    named = named || (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("tid") == 7 &&
+                      e.at("args").at("name") == "flow 7");
+  EXPECT_TRUE(named);
+}
+
 TEST(TimelineTest, AWakeupBehindARunningTaskIsARunnableSlice) {
   Rig r(shape(1), KernelParams{}, zero_costs());
   TimelineOptions opt;
