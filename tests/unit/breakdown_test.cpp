@@ -1,9 +1,16 @@
 // Unit tests of latency attribution: the kernel's receive-path stamps (Socket::path) against a
-// hand-computed timeline, cut_rx() over them, and LatencyBreakdown's cuts and percentile bands.
+// hand-computed timeline, cut_rx() over them, LatencyBreakdown's cuts and percentile bands, and
+// the whole breakdown of a one-flow two-host run, stage by stage.
 #include "sim/stats/breakdown.hpp"
+
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 
+#include "sim/params/json_util.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/simulation.hpp"
 #include "sim/workloads/workload.hpp"
 #include "tests/unit/kernel_rig.hpp"
 
@@ -136,6 +143,61 @@ TEST(BreakdownTest, MarksOutOfOrderAreClampedCountedAndStillSumToTheLatency) {
   EXPECT_EQ(all["stage_ns"]["c"].get<double>(), 25.0);
   EXPECT_EQ(all["latency_ns"].get<double>(), 100.0);
   EXPECT_EQ(bd.clamped(), 2u);
+}
+
+TEST(BreakdownTest, OneFlowBetweenTwoHostsHandChecked) {
+  // quickstart shrunk to one flow between two 2-CPU hosts (the Linux client like the server), one
+  // queue with its IRQ on CPU 0 and rx-usecs 8 / rx-frames 128, every cost 0 but those set here.
+  // Each transaction, the same every time:
+  //   client.send    send_ns                                               2000
+  //   wire.request   5 us link + 91 wire bytes at 0.08 ns/B on each port   5014
+  //   server.irq     the moderation timer                                  8000
+  //   server.napi    rx_pkt_ns + rx_skb_ns + wakeup_ns (a waiter)          2000
+  //   server.runq    the woken thread's CPU is idle                           0
+  //   server.epoll_return   ctx_switch_ns                                  1500
+  //   server.app     recv_ns + epoll_ctl_ns (MOD, EPOLLOUT)                  800
+  //   server.epollout  ep_modify() queued it: the next epoll_wait() is free    0
+  //   server.send    send_ns                                               2000
+  //   wire.response, client.irq, client.napi, client.epoll_return as the server's
+  //   client.app     recv_ns                                                500
+  CostParams costs = testing::all_zero<CostParams>();
+  costs.rx_pkt_ns = 1000;
+  costs.rx_skb_ns = 400;
+  costs.wakeup_ns = 600;
+  costs.send_ns = 2000;
+  costs.recv_ns = 500;
+  costs.epoll_ctl_ns = 300;
+  costs.ctx_switch_ns = 1500;
+  Json doc = default_scenario();
+  doc["costs"] = params_to_json(costs);
+  doc["topology"]["cores_per_llc"] = 2;
+  doc["nics"] = Json::parse(R"([{"queues": 1, "irq_affinity": "0", "rx_usecs": 8, "rx_frames": 128}])");
+  doc["kernel"] = Json::parse(R"({"cache_model": false})");
+  doc["workload"]["params"] =
+      Json::parse(R"({"num_flows": 1, "num_threads": 1, "server_user_ns": 0, "client_user_ns": 0})");
+  apply_overrides(doc, {"warmup_s=0.001", "duration_s=0.001"});
+  const Scenario s = parse_scenario(doc);
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.set_explain();
+  sim.run_standalone();
+  const Json r = sim.result(Json::object());
+  const std::map<std::string, double> want = {
+      {"client.send", 2000},         {"wire.request", 5014}, {"server.irq", 8000},          {"server.napi", 2000},
+      {"server.epoll_return", 1500}, {"server.app", 800},    {"server.send", 2000},         {"wire.response", 5014},
+      {"client.irq", 8000},          {"client.napi", 2000},  {"client.epoll_return", 1500}, {"client.app", 500}};
+  const Json& bd = r.at("latency_breakdown");
+  EXPECT_EQ(bd.at("clamped"), 0u);
+  for (const Json& band : bd.at("bands")) {
+    if (band.at("requests") == 0u) continue;
+    for (const auto& [name, ns] : band.at("stage_ns").items()) {
+      const auto it = want.find(name);
+      EXPECT_EQ(ns.get<double>(), it == want.end() ? 0.0 : it->second) << band.at("band") << " " << name;
+    }
+    EXPECT_EQ(band.at("latency_ns").get<double>(), 38328.0);
+  }
+  EXPECT_EQ(bd.at("bands").back().at("requests"), r.at("histogram").at("count"));
+  EXPECT_GT(r.at("histogram").at("count").get<int>(), 20);
+  EXPECT_EQ(r.at("summary").at("latency_ns").at("max").get<double>(), 38328.0);
 }
 
 }  // namespace
