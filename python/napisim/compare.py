@@ -4,6 +4,7 @@ each one's change against the first is computed seed by seed, with a 95% Student
 the seeds; a change is called when its interval excludes 0."""
 
 import math
+import re
 from typing import Any, Iterable, Mapping, Optional
 
 from .sweep import sweep
@@ -29,19 +30,23 @@ def _stat(xs: list) -> tuple:
 
 
 def compare(*scenarios: Any, seeds: Iterable[int] = (1, 2, 3, 4, 5), workers: Optional[int] = None,
-            overrides: Optional[Mapping[str, Any]] = None, cache: bool = True, **kwargs: Any):
+            overrides: Optional[Mapping[str, Any]] = None, cache: bool = True, explain: bool = False, **kwargs: Any):
     """Runs `scenarios` (dicts, paths or names; the first is the baseline) on the same `seeds` and
     returns a DataFrame with one row per metric: `metric`, `unit`, `mean_<i>`, `ci95_<i>` for each
     scenario i, and for i >= 1 the paired relative change against scenario 0: `change_<i>`
     (fraction), `change_ci95_<i>` and `called_<i>`. `overrides`/keyword overrides apply to every
-    run (as in napisim.sweep). df.attrs["scenarios"] names the columns' scenarios."""
+    run (as in napisim.sweep). df.attrs["scenarios"] names the columns' scenarios.
+
+    explain=True adds the CLI's `compare --explain` rows: one per percentile band and stage of the
+    latency breakdown (metric "<band> <stage>", unit us, `stage` True), whose `change_<i>` is the
+    paired difference in µs (the stages' changes add up to the band latency's), called on it."""
     import pandas as pd
 
     if len(scenarios) < 2:
         raise ValueError(f"compare: expected at least two scenarios (the first is the baseline), got {len(scenarios)}")
     seeds = list(seeds)
     df = sweep(list(scenarios), seeds=seeds, workers=workers, progress=False, overrides=overrides, cache=cache,
-               **kwargs)
+               explain=explain, **kwargs)
     n = len(seeds)
     blocks = [df.iloc[i * n:(i + 1) * n] for i in range(len(scenarios))]
     rows = []
@@ -60,6 +65,20 @@ def compare(*scenarios: Any, seeds: Iterable[int] = (1, 2, 3, 4, 5), workers: Op
             m, ci = _stat([b / a - 1.0 for a, b in zip(values[0], xs)])
             row[f"change_{i}"], row[f"change_ci95_{i}"] = m, ci
             row[f"called_{i}"] = n > 1 and abs(m) > ci
+        rows.append(row)
+    stage_cols = [c for c in df.columns if c.startswith("latency_breakdown.")] if explain else []
+    for col in stage_cols:  # in the order the runs report bands and stages
+        band, stage = re.fullmatch(r"latency_breakdown\.(all|p[\d.]+-p[\d.]+)\.([a-z].*)", col).groups()
+        if any(b[col].isna().any() for b in blocks):
+            continue
+        values = [[float(x) * 1e-3 for x in b[col]] for b in blocks]
+        row = {"metric": f"{band} {stage}", "unit": "us", "stage": True}
+        for i, xs in enumerate(values):
+            row[f"mean_{i}"], row[f"ci95_{i}"] = _stat(xs)
+            if i > 0:
+                m, ci = _stat([b - a for a, b in zip(values[0], xs)])
+                row[f"change_{i}"], row[f"change_ci95_{i}"] = m, ci
+                row[f"called_{i}"] = n > 1 and abs(m) > ci
         rows.append(row)
     out = pd.DataFrame(rows)
     out.attrs["scenarios"] = [str(s) if not isinstance(s, dict) else s.get("name", f"scenario {i}")

@@ -255,6 +255,10 @@ def _row(point: dict, result: dict) -> dict:
     row["model"] = model_label(scenario)
     row["scenario"] = scenario.get("name", "")
     row.update(flatten(result.get("summary", {})))
+    for band in result.get("latency_breakdown", {}).get("bands", []):  # explain=True
+        row[f"latency_breakdown.{band['band']}.latency"] = band["latency_ns"]
+        for stage, ns in band["stage_ns"].items():
+            row[f"latency_breakdown.{band['band']}.{stage}"] = ns
     row["fingerprint"] = result.get("fingerprint", "")
     row["key"] = point["key"]
     return row
@@ -289,7 +293,8 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
           cache_dir: Optional[os.PathLike] = None, progress: bool = True, *,
           variants: Optional[Mapping[str, Mapping[str, Any]]] = None,
           overrides: Optional[Mapping[str, Any]] = None, base_dir: Optional[str] = None,
-          cache: bool = True, on_result: Optional[Callable[[dict], None]] = None, **kwargs: Any):
+          cache: bool = True, on_result: Optional[Callable[[dict], None]] = None, explain: bool = False,
+          **kwargs: Any):
     """Runs the Cartesian product of base scenarios × `variants` × `grid` × `seeds` and returns a
     tidy DataFrame: one row per point and seed; a column per swept path (named as given, `__` read as `.`), plus
     `variant` when variants are given, `seed`, `model`, `scenario`, every summary metric flattened
@@ -306,6 +311,9 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
     cache_dir  where finished points are kept (default $NAPISIM_CACHE or ~/.cache/napisim);
                cache=False disables reading and writing it
     on_result  called in this process with each newly computed point's row (as it finishes)
+    explain    every run with latency attribution (the CLI's --explain): columns
+               `latency_breakdown.<band>.<stage>` (mean ns of the band's requests; `.latency` their
+               mean latency); cached apart from the same points without it
 
     Every point is validated before anything runs: a bad value raises ValueError naming its JSON
     pointer. Row order is the grid order, whatever order points finish in, so the same sweep gives
@@ -345,6 +353,8 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
     if not seeds:
         raise ValueError("sweep: seeds is empty")
 
+    if not isinstance(explain, bool):
+        raise ValueError(f"sweep: explain: expected True or False, got {explain!r}")
     build = _core.build_id()
     points: list[dict] = []
     for doc_text, bdir in loaded:
@@ -367,9 +377,12 @@ def sweep(base: Union[ScenarioLike, Sequence[ScenarioLike]] = "quickstart", grid
                         fingerprint = _napisim.scenario_sha256(doc_text, sets, seed, bdir)
                     except ValueError as e:
                         raise ValueError(f"{e} (sweep point {where})") from None
+                    request = {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}
+                    if explain:
+                        request["explain"] = True
                     points.append({"columns": cols, "seed": seed, "where": where,
-                                   "key": cache_key(fingerprint, build),
-                                   "request": {"doc": doc_text, "sets": sets, "seed": seed, "base_dir": bdir}})
+                                   "key": cache_key(fingerprint + ("\nexplain" if explain else ""), build),
+                                   "request": request})
 
     if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
         raise ValueError(f"sweep: cache_dir must be a directory path, got {type(cache_dir).__name__}")

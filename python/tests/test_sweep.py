@@ -294,3 +294,20 @@ def test_compare_pairs_the_same_seeds_against_the_first(tmp_path):
     assert rows.loc["latency p50", "unit"] == "us"
     with pytest.raises(ValueError, match="at least two scenarios"):
         napisim.compare(base)
+
+
+def test_compare_explain_pairs_each_bands_stages(tmp_path):
+    base = napisim.default_scenario()
+    dear = napisim.default_scenario()
+    dear.setdefault("costs", {})["rx_skb_ns"] = 4000
+    df = napisim.compare(base, dear, seeds=[1, 2, 3], workers=2, cache_dir=tmp_path, explain=True, **SMALL)
+    rows = df[df["stage"].fillna(False).astype(bool)].set_index("metric")
+    assert "all server.napi" in rows.index and "p99-p99.9 client.app" in rows.index
+    # The stages' changes add up to the band latency's; dearer skbs show in the server's napi stage.
+    for band in ("p0-p50", "p99-p99.9", "all"):
+        stages = rows[[m.startswith(band + " ") and not m.endswith(" latency") for m in rows.index]]
+        assert abs(stages["change_1"].sum() - rows.loc[f"{band} latency", "change_1"]) < 1e-6
+    assert rows.loc["all server.napi", "change_1"] > 0 and rows.loc["all server.napi", "called_1"]
+    # Runs with and without explain are cached apart; the plain compare has no stage rows.
+    plain = napisim.compare(base, dear, seeds=[1, 2, 3], workers=2, cache_dir=tmp_path, **SMALL)
+    assert "stage" not in plain.columns

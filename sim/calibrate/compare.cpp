@@ -49,6 +49,49 @@ std::string num(double v) {
   return b;
 }
 
+// The mean ns the requests of `band` spent in `stage` ("latency": the band's mean latency), from a
+// summary that carries a run's latency_breakdown.
+bool stage_mean(const Json& summary, const std::string& band, const std::string& stage, double* out) {
+  const auto b = summary.find("latency_breakdown");
+  if (b == summary.end()) return false;
+  for (const Json& x : (*b)["bands"]) {
+    if (x.value("band", "") != band) continue;
+    const Json& v = stage == "latency" ? x["latency_ns"] : x["stage_ns"].value(stage, Json());
+    if (!v.is_number()) return false;
+    *out = v.get<double>();
+    return true;
+  }
+  return false;
+}
+
+Json paired_row(const std::vector<std::vector<double>>& values, bool on_difference) {
+  const std::size_t n = values[0].size();
+  Json sc = Json::array();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const MeanCi st = mean_ci95(values[i]);
+    Json c{{"mean", st.mean}, {"ci95", st.ci95}, {"values", values[i]}};
+    if (i > 0) {
+      std::vector<double> d(n), rel;
+      for (std::size_t s = 0; s < n; ++s) {
+        d[s] = values[i][s] - values[0][s];
+        if (values[0][s] != 0) rel.push_back(d[s] / values[0][s]);
+      }
+      const MeanCi sd = mean_ci95(d);
+      const MeanCi sr = mean_ci95(rel);
+      // Called on the relative change printed (on the difference when a baseline value is 0, or
+      // for a stage, whose differences add up to the latency's).
+      const MeanCi& on = rel.size() == n && !on_difference ? sr : sd;
+      c["change"] = {{"mean", sd.mean},
+                     {"ci95", sd.ci95},
+                     {"relative_mean", sr.mean},
+                     {"relative_ci95", sr.ci95},
+                     {"called", n > 1 && std::fabs(on.mean) > on.ci95}};
+    }
+    sc.push_back(std::move(c));
+  }
+  return sc;
+}
+
 std::string pad(const std::string& s, std::size_t w) {
   return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
 }
@@ -69,6 +112,7 @@ Json run_compare(const CompareOptions& opt) {
       j.scenario = sc;
       j.sets = opt.sets;
       j.seed = seed;
+      if (opt.explain) j.args = {"--explain"};
       j.origin = "compare: " + sc;
       all.push_back(std::move(j));
     }
@@ -96,29 +140,44 @@ Json run_compare(const CompareOptions& opt) {
     row["name"] = m.name;
     row["metric"] = m.key;
     row["unit"] = m.unit;
-    row["scenarios"] = Json::array();
-    for (std::size_t i = 0; i < opt.scenarios.size(); ++i) {
-      const MeanCi st = mean_ci95(values[i]);
-      Json c{{"mean", st.mean}, {"ci95", st.ci95}, {"values", values[i]}};
-      if (i > 0) {
-        std::vector<double> d(n), rel;
-        for (std::size_t s = 0; s < n; ++s) {
-          d[s] = values[i][s] - values[0][s];
-          if (values[0][s] != 0) rel.push_back(d[s] / values[0][s]);
-        }
-        const MeanCi sd = mean_ci95(d);
-        const MeanCi sr = mean_ci95(rel);
-        // Called on the relative change printed (on the difference when a baseline value is 0).
-        const MeanCi& on = rel.size() == n ? sr : sd;
-        c["change"] = {{"mean", sd.mean},
-                       {"ci95", sd.ci95},
-                       {"relative_mean", sr.mean},
-                       {"relative_ci95", sr.ci95},
-                       {"called", n > 1 && std::fabs(on.mean) > on.ci95}};
-      }
-      row["scenarios"].push_back(std::move(c));
-    }
+    row["scenarios"] = paired_row(values, false);
     doc["metrics"].push_back(std::move(row));
+  }
+  if (opt.explain) {
+    // The bands and stages as the baseline's first run has them (every run of a workload has the
+    // same stages; a band one run lacks is left out).
+    const Json& first = summary(0, 0);
+    if (!first.contains("latency_breakdown")) throw ConfigError("--explain", "the runs carry no latency breakdown");
+    std::vector<std::string> stages = {"latency"};
+    for (const Json& s : first["latency_breakdown"]["stages"])
+      stages.push_back(s.get<std::string>());
+    for (const Json& b : first["latency_breakdown"]["bands"]) {
+      const std::string band = b.value("band", "");
+      std::vector<std::vector<double>> lat(opt.scenarios.size(), std::vector<double>(n));
+      for (const std::string& stage : stages) {
+        std::vector<std::vector<double>> values(opt.scenarios.size(), std::vector<double>(n));
+        bool complete = true;
+        bool minor = stage != "latency";
+        for (std::size_t i = 0; i < opt.scenarios.size() && complete; ++i)
+          for (std::size_t s = 0; s < n && complete; ++s) {
+            double v = 0;
+            complete = stage_mean(summary(i, s), band, stage, &v);
+            values[i][s] = v * 1e-3;
+            if (stage == "latency") lat[i][s] = values[i][s];
+          }
+        if (!complete) continue;
+        for (std::size_t i = 0; i < opt.scenarios.size(); ++i)
+          minor = minor && mean_ci95(values[i]).mean < 0.02 * mean_ci95(lat[i]).mean;
+        Json row;
+        row["name"] = band + " " + stage;
+        row["metric"] = "latency_breakdown." + band + "." + stage;
+        row["unit"] = "us";
+        row["stage"] = true;
+        row["minor"] = minor;
+        row["scenarios"] = paired_row(values, true);
+        doc["metrics"].push_back(std::move(row));
+      }
+    }
   }
   doc["simulations"] = runner.simulations();
   return doc;
@@ -146,7 +205,20 @@ std::string format_compare(const Json& doc) {
   for (std::size_t i = 1; i < names.size(); ++i)
     head.push_back("change " + std::to_string(i) + " vs 0");
   rows.push_back(head);
+  bool stages = false;
   for (const auto& m : doc["metrics"]) {
+    if (m.value("minor", false)) continue;  // under 2% of its band's latency everywhere
+    if (m.value("stage", false) && !stages) {
+      // The breakdown's rows: each band's stages, the change in µs (stages add up to the latency).
+      stages = true;
+      rows.push_back(std::vector<std::string>(head.size(), ""));
+      std::vector<std::string> h = {"band stage (--explain)", "unit"};
+      for (std::size_t i = 0; i < names.size(); ++i)
+        h.push_back("");
+      for (std::size_t i = 1; i < names.size(); ++i)
+        h.push_back("change " + std::to_string(i) + " vs 0");
+      rows.push_back(std::move(h));
+    }
     std::vector<std::string> r = {m["name"].get<std::string>(), m["unit"].get<std::string>()};
     const auto& sc = m["scenarios"];
     for (const auto& c : sc)
@@ -154,8 +226,12 @@ std::string format_compare(const Json& doc) {
     for (std::size_t i = 1; i < sc.size(); ++i) {
       const auto& ch = sc[i]["change"];
       char b[96];
-      std::snprintf(b, sizeof b, "%+.1f%% +- %.1f%%%s", 100.0 * ch["relative_mean"].get<double>(),
-                    100.0 * ch["relative_ci95"].get<double>(), ch["called"].get<bool>() ? "  called" : "");
+      if (m.value("stage", false))
+        std::snprintf(b, sizeof b, "%+.1f +- %.1f us%s", ch["mean"].get<double>(), ch["ci95"].get<double>(),
+                      ch["called"].get<bool>() ? "  called" : "");
+      else
+        std::snprintf(b, sizeof b, "%+.1f%% +- %.1f%%%s", 100.0 * ch["relative_mean"].get<double>(),
+                      100.0 * ch["relative_ci95"].get<double>(), ch["called"].get<bool>() ? "  called" : "");
       r.push_back(b);
     }
     rows.push_back(std::move(r));
@@ -166,8 +242,10 @@ std::string format_compare(const Json& doc) {
       w[k] = std::max(w[k], r[k].size());
   for (const auto& r : rows) {
     std::string line;
-    for (std::size_t k = 0; k < r.size(); ++k)
-      line += (k ? "  " : "") + pad(r[k], k + 1 < r.size() ? w[k] : 0);
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      if (k) line += "  ";  // not `"  " + pad(...)`: GCC 12's -Wstringop-overflow false positive
+      line += pad(r[k], k + 1 < r.size() ? w[k] : 0);
+    }
     out += line + "\n";
   }
   out += "\n";

@@ -91,7 +91,8 @@ std::vector<const Json*> Runner::run(const std::vector<Job>& jobs) {
       throw std::runtime_error(what);
     }
     Json result = parse_json_text(read_file(out), "simulation output");
-    done_[job->key()] = result.value("summary", Json::object());
+    Json& summary = done_[job->key()] = result.value("summary", Json::object());
+    if (result.contains("latency_breakdown")) summary["latency_breakdown"] = std::move(result["latency_breakdown"]);
     ++simulations_;
     fs::remove(out);
     fs::remove(err);
@@ -108,6 +109,7 @@ pid_t Runner::spawn(const Job& job, int slot) {
     args.push_back("--set");
     args.push_back(s);
   }
+  args.insert(args.end(), job.args.begin(), job.args.end());
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());

@@ -20,11 +20,14 @@ struct Job {
   std::string scenario;
   std::vector<std::string> sets;
   std::int64_t seed = 1;
-  std::string origin;  // who asked for it, for errors ("/targets/3", "compare: A"); not in key()
+  std::vector<std::string> args;  // more `napisim run` options (compare --explain: "--explain")
+  std::string origin;             // who asked for it, for errors ("/targets/3", "compare: A"); not in key()
   std::string key() const {
     std::string k = scenario + "\n" + std::to_string(seed);
     for (const auto& s : sets)
       k += "\n" + s;
+    for (const auto& a : args)
+      k += "\n" + a;
     return k;
   }
 };
@@ -39,7 +42,8 @@ class Runner {
 
   int simulations() const { return simulations_; }
 
-  /// The result summary of every job (memoised: a job already run is not run again). A child that
+  /// The result summary of every job, with the result's "latency_breakdown" in it when the run has
+  /// one (memoised: a job already run is not run again). A child that
   /// fails stops the others; exit 2 throws ConfigError naming the job's origin, other failures
   /// std::runtime_error; SIGINT/SIGTERM stop the children and throw interrupt::Interrupted.
   std::vector<const Json*> run(const std::vector<Job>& jobs);

@@ -259,6 +259,9 @@ int main(int argc, char** argv) {
   compare->add_option("-j,--jobs", cmp.jobs, "Simulations run in parallel (default: number of CPUs)");
   compare->add_option("--set", cmp.sets, "Override applied to every run: path=value; repeatable");
   compare->add_option("--format", cmp_format, "Output: text (a table) or json");
+  compare->add_flag("--explain", cmp.explain,
+                    "Also compare the latency breakdown (run --explain): each percentile band's stages, paired per "
+                    "seed, the change in us");
 
   // trace-gen: a CSV request trace from a distribution spec (sim/workloads/trace.hpp).
   std::string gen_spec = "{}", gen_out;

@@ -510,6 +510,40 @@ sys.exit(0 if ok else 1)
 EOF
     ;;
 
+  compare_explain)
+    # compare --explain: each band's stages paired per seed; in every band the stages' changes add
+    # up to the latency's; dearer skbs are called in the server's napi stage.
+    $py - "$src/scenarios/quickstart.json" << 'EOF' || fail "cannot write the variant"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d.setdefault("costs", {})["rx_skb_ns"] = 4000
+json.dump(d, open("dear.json", "w"))
+EOF
+    expect_rc 0 "$napisim" compare quickstart dear.json --seeds 1,2,3 --explain --format json \
+      --set warmup_s=0.005 --set duration_s=0.02
+    $py - cmd.out << 'EOF' || fail "compare --explain: wrong stage rows"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [m for m in r["metrics"] if m.get("stage")]
+bands = {}
+for m in rows:
+    band, stage = m["name"].split(" ", 1)
+    bands.setdefault(band, {})[stage] = m["scenarios"][1]["change"]["mean"]
+assert "all" in bands and "p0-p50" in bands, sorted(bands)
+for band, ch in bands.items():
+    total = sum(v for k, v in ch.items() if k != "latency")
+    assert abs(total - ch["latency"]) <= 1e-6 * max(1.0, abs(ch["latency"])), (band, total, ch["latency"])
+napi = next(m for m in rows if m["name"] == "all server.napi")["scenarios"][1]["change"]
+assert napi["mean"] > 0 and napi["called"], napi
+EOF
+    expect_rc 0 "$napisim" compare quickstart dear.json --seeds 1,2 --explain --set warmup_s=0.005 \
+      --set duration_s=0.01
+    grep -q '^band stage (--explain)' cmd.out || fail "no stage table"
+    grep -Eq '^all server\.napi +us .* us' cmd.out || fail "no 'all server.napi' row in us"
+    printf '{"workload": {"type": "stream", "params": {}}, "duration_s": 0.01}\n' > stream.json
+    expect_bad_input '--explain: latency attribution needs' "$napisim" compare stream.json stream.json --seeds 1 \
+      --explain
+    ;;
   compare_paired)
     # The same seeds under each scenario: a copy of the baseline changes nothing, exactly; dearer
     # packets lower throughput and raise CPU per op, called; intervals are Student t over seeds.
