@@ -17,42 +17,18 @@
 #include "sim/model/model.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
-#include "tests/unit/zero_fields.hpp"
+#include "tests/unit/kernel_rig.hpp"
 
 namespace napisim {
 namespace {
 
-constexpr int kSoftirq = static_cast<int>(CpuClass::kSoftirq);
-constexpr int kKsoftirqd = static_cast<int>(CpuClass::kKsoftirqd);
 constexpr int kKthread = static_cast<int>(CpuClass::kKthread);
 
-/// Every cost zero and deterministic: exact hand-computed timelines.
-CostParams zero_costs() {
-  return testing::all_zero<CostParams>();
-}
-
-TopologyParams shape(std::int64_t cores) {
-  TopologyParams p;
-  p.numa_nodes = 1;
-  p.llcs_per_node = 1;
-  p.cores_per_llc = cores;
-  p.threads_per_core = 1;
-  return p;
-}
-
-struct Rig {
-  HostModel host;
-  Topology topo;
-  Kernel k;
+/// The kernel rig (tests/unit/kernel_rig.hpp) on `cores` CPUs, with receive-path models attached
+/// through the registry as users attach them.
+struct ModelRig : Rig {
   std::vector<std::unique_ptr<RxModel>> models;
-  Rig(std::int64_t cores, const CostParams& costs) : topo(shape(cores)), k(host, topo, KernelParams{}, costs) {}
-  void run_to(Nanos t) { host.advance_to(t); }
-  void settle() {
-    for (int i = 0; i < k.nr_cpus(); ++i) {
-      k.update_exec(k.cpu(i));
-      k.charge_curr(k.cpu(i));
-    }
-  }
+  ModelRig(std::int64_t cores, const CostParams& costs) : Rig(shape(cores), KernelParams{}, costs) {}
   RxModel& attach(const std::string& name, const Json& params) {
     const ModelInfo& m = builtin_models().get(name, "/models/0/name");
     models.push_back(m.create(m.resolve(params, "/models/0/params"), "/models/0/params"));
@@ -80,21 +56,6 @@ struct Rig {
   std::uint32_t next_hash_ = 1;
 };
 
-/// Runs actions at given simulated times from inside the event loop.
-class At final : public EventSink {
- public:
-  explicit At(HostModel& h) : host_(h) {}
-  void operator()(Nanos t, std::function<void()> f) {
-    fns_.push_back(std::move(f));
-    host_.schedule(t, Prio::kControl, this, 0, fns_.size() - 1);
-  }
-  void on_event(std::uint32_t, std::uint64_t arg) override { fns_[arg](); }
-
- private:
-  HostModel& host_;
-  std::vector<std::function<void()>> fns_;
-};
-
 NicParams nic(std::int64_t queues, const std::string& irq_cpus) {
   NicParams p;
   p.queues = queues;
@@ -105,14 +66,6 @@ NicParams nic(std::int64_t queues, const std::string& irq_cpus) {
   return p;
 }
 
-RxEntry pkt(int sock) {
-  RxEntry e;
-  e.sock = sock;
-  e.segs = 1;
-  e.bytes = 1000;
-  return e;
-}
-
 /// One packet to each socket every `period` from `first` for `count` rounds.
 void steady(At& at, Kernel& k, const std::vector<int>& socks, Nanos first, Nanos period, int count) {
   for (int i = 0; i < count; ++i)
@@ -120,11 +73,6 @@ void steady(At& at, Kernel& k, const std::vector<int>& socks, Nanos first, Nanos
       for (int s : socks)
         k.nic_rx(0, pkt(s));
     });
-}
-
-Proc<void> hog(Kernel& k, Task& t) {
-  for (;;)
-    co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(100));
 }
 
 Task* find_task(Kernel& k, const std::string& name) {
@@ -143,7 +91,7 @@ TEST(NapiThreadedTest, PollsRunInTheKthreadWithinItsCpumaskAndNice) {
   CostParams c = zero_costs();
   c.napi_poll_ns = 500;
   c.rx_pkt_ns = 1000;
-  Rig r(4, c);
+  ModelRig r(4, c);
   r.k.add_nic(nic(2, "0-1"), "/nic");
   RxModel& m = r.attach("napi_threaded", Json{{"cpumask", "2-3"}, {"nice", 5}});
   Socket& s0 = r.socket_on(0);
@@ -177,7 +125,7 @@ TEST(NapiThreadedTest, PinToIrqCpuAndFifoPolicy) {
   // pin_to_irq_cpu: the thread of queue q runs only on its IRQ CPU q; SCHED_FIFO priority 10.
   CostParams c = zero_costs();
   c.rx_pkt_ns = 1000;
-  Rig r(4, c);
+  ModelRig r(4, c);
   r.k.add_nic(nic(2, "0-1"), "/nic");
   r.attach("napi_threaded", Json{{"pin_to_irq_cpu", true}, {"policy", "fifo"}, {"rt_priority", 10}});
   Socket& s0 = r.socket_on(0);
@@ -200,7 +148,7 @@ TEST(NapiThreadedTest, PinToIrqCpuAndFifoPolicy) {
 }
 
 TEST(NapiThreadedTest, BadCpumaskIsAConfigError) {
-  Rig r(4, zero_costs());
+  ModelRig r(4, zero_costs());
   r.k.add_nic(nic(1, "0"), "/nic");
   EXPECT_THROW(r.attach("napi_threaded", Json{{"cpumask", "9"}}), ConfigError);
 }
@@ -211,7 +159,7 @@ TEST(NapiThreadedTest, BadCpumaskIsAConfigError) {
 // poll costs napi_poll_ns = 1 ns, so timer expiries drift off the packet grid (no same-instant
 // ties): poll k ends at ~1 us + k * 50.001 us.
 struct DeferRig {
-  Rig r;
+  ModelRig r;
   Socket* s;
   At at;
   explicit DeferRig(std::int64_t cores = 2)
@@ -325,7 +273,7 @@ TEST(NapiWorkqueueTest, PollsRunInHighpriKworkers) {
   // starts working, creates a spare (maybe_create_worker): 2 workers, the first does every poll.
   CostParams c = zero_costs();
   c.rx_pkt_ns = 1000;
-  Rig r(4, c);
+  ModelRig r(4, c);
   r.k.add_nic(nic(1, "0"), "/nic");
   RxModel& m = r.attach("napi_workqueue", Json{{"create_worker_ns", 0}});
   Socket& s = r.socket_on(0);
@@ -354,7 +302,7 @@ TEST(NapiWorkqueueTest, ConcurrentLoadRunsMoreDistinctWorkersThanNapis) {
   // kworkers poll than there are NAPIs (a kthread per NAPI would be exactly 2 threads).
   CostParams c = zero_costs();
   c.rx_pkt_ns = 1000;
-  Rig r(2, c);
+  ModelRig r(2, c);
   r.k.add_nic(nic(2, "0-1"), "/nic");
   RxModel& m = r.attach("napi_workqueue", Json::object());
   for (int i = 0; i < 2; ++i) {
@@ -388,7 +336,7 @@ TEST(NapiTapiTest, TwoPollersServeFourNapis) {
   // consume kthread time (= 1 us per packet), no softirq time, every packet delivered.
   CostParams c = zero_costs();
   c.rx_pkt_ns = 1000;
-  Rig r(4, c);
+  ModelRig r(4, c);
   r.k.add_nic(nic(4, "0-3"), "/nic");
   RxModel& m = r.attach("napi_tapi", Json{{"threads", 2}});
   std::vector<int> socks;
@@ -430,7 +378,7 @@ TEST(NapiTapiTest, ThrPollKeepsPollingWhileThereIsWork) {
     CostParams c = zero_costs();
     c.napi_poll_ns = 500;
     c.rx_pkt_ns = 1000;
-    Rig r(2, c);
+    ModelRig r(2, c);
     r.k.add_nic(nic(1, "0"), "/nic");
     r.attach("napi_tapi", Json{{"threads", 1}, {"thr_poll", thr_poll}, {"cpumask", "1"}});
     Socket& s = r.socket_on(0);
@@ -466,7 +414,7 @@ TEST(RuntimeSwitchTest, NapiOwnedBySoftirqFinishesThereNextScheduleGoesToTheThre
   CostParams c = zero_costs();
   c.softirq_entry_ns = 500;
   c.rx_pkt_ns = 1000;
-  Rig r(2, c);
+  ModelRig r(2, c);
   r.k.add_nic(nic(1, "0"), "/nic");
   r.attach("napi_irq", Json::object());
   Socket& s = r.socket_on(0);
