@@ -99,7 +99,7 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
         if (prefer) n.state |= kPreferBusyPoll;  // ask the owner (softirq) to yield
       } else {
         n.state |= kInBusyPoll | kSched;
-        n.mark_sched(now());
+        if (stamps_) n.mark_sched(now());
         n.busy_owner = &t;
         owned = true;
       }

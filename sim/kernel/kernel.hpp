@@ -228,7 +228,8 @@ class Kernel : public EventSink, public WakeView {
   /// reference the event-free path must reproduce exactly (tests).
   void set_lazy_rx(bool on) { lazy_rx_ = on; }
   /// Latency attribution: sockets record where their last data train went (Socket::path), from
-  /// its transmit to its delivery (off by default: it costs a few stores per packet).
+  /// its transmit to its delivery, NAPIs their poll time and tasks their first run after a wakeup
+  /// (off by default: then none of it is kept). Set before the run starts.
   void set_stamps(bool on) { stamps_ = on; }
   /// Records this host's timeline into `t` as its host `host` (timeline.hpp); null: none (default).
   void set_trace(Timeline* t, int host) {

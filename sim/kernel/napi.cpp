@@ -29,7 +29,7 @@ bool Kernel::napi_schedule_prep(Napi& n) {
     n.state |= kMissed;
     return false;
   }
-  n.mark_sched(host_.now());
+  if (stamps_) n.mark_sched(host_.now());
   return true;
 }
 
@@ -89,7 +89,7 @@ void Kernel::napi_watchdog(Cpu& c, Napi& n) {
   if (n.state & kDisable) return;
   if (n.state & kSched) return;  // test_and_set_bit(NAPI_STATE_SCHED): no MISSED here
   n.state |= kSched;
-  n.mark_sched(host_.now());
+  if (stamps_) n.mark_sched(host_.now());
   n.state &= ~kPreferBusyPoll;
   napi_schedule_local(c, n);
 }

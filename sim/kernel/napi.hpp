@@ -64,9 +64,9 @@ struct Napi {
   Task* spinner = nullptr;     // a busy poller spinning on this NAPI (woken by RX and completion)
   Task* busy_owner = nullptr;  // the task whose napi_busy_loop() holds IN_BUSY_POLL
   CacheOwner cache;            // its rings, page pool and skbs, wherever it is polled
-  // Latency attribution (Kernel::set_stamps()): the time spent in its polls so far (the poll in
-  // progress began at poll_began, -1: none), and when NAPI_STATE_SCHED was last taken, with
-  // polled_ns then.
+  // Latency attribution (kept only under Kernel::set_stamps()): the time spent in its polls so far
+  // (the poll in progress began at poll_began, -1: none), and when NAPI_STATE_SCHED was last
+  // taken, with polled_ns then.
   Nanos polled_ns = 0;
   Nanos poll_began = -1;
   Nanos sched_at = 0;

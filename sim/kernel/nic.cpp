@@ -249,7 +249,7 @@ void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n) {
 Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   Channel& ch = *n.ch;
   const Nanos poll_start = host_.now();
-  n.poll_began = poll_start;
+  if (stamps_) n.poll_began = poll_start;
   rx_sync(ch);
   Nanos cost = costs_.napi_poll_ns;
   // mlx5e_poll_tx_cq(): reap TX completions first, at most MLX5E_TX_CQ_POLL_BUDGET (128); a
@@ -303,8 +303,10 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   ch.ring_pkts -= work;
   netif_receive_skb_list(ctx, batch.data(), nb);
   n.packets += static_cast<std::uint64_t>(work);
-  n.polled_ns += host_.now() - poll_start;
-  n.poll_began = -1;
+  if (stamps_) {
+    n.polled_ns += host_.now() - poll_start;
+    n.poll_began = -1;
+  }
   Cpu& c = cpu(ctx_cpu(ctx));
   // softnet_data.processed is counted in __netif_receive_skb_core(), i.e. after RPS: an skb
   // steered to a backlog counts on the CPU that runs process_backlog(), not here.

@@ -125,7 +125,7 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
   ++sd.input_queue_tail;
   if (qlen == 0 && !(sd.backlog.state & kSched)) {
     sd.backlog.state |= kSched;
-    sd.backlog.mark_sched(host_.now());
+    if (stamps_) sd.backlog.mark_sched(host_.now());
     // napi_schedule_rps()
     SoftnetData& mysd = cpu(this_cpu).sd;
     if (target != this_cpu) {

@@ -241,8 +241,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
   }
   t.state = TaskState::kRunnable;
   ++t.wakeups;
-  t.woken_at = host_.now();
-  t.wake_ran_at = -1;
+  if (stamps_) t.wake_ran_at = -1;
   if (trace_) [[unlikely]]
     trace_->task_state(trace_host_, t, t.state, target, host_.now());
   Cpu& dst = cpu(target);
@@ -336,7 +335,7 @@ void Kernel::schedule(Cpu& c) {
   if (next) {
     next->state = TaskState::kRunning;
     next->cpu = c.id;
-    if (next->wake_ran_at < 0) next->wake_ran_at = host_.now();
+    if (stamps_ && next->wake_ran_at < 0) next->wake_ran_at = host_.now();
     ensure_tick(c);
   }
   if (trace_) [[unlikely]] {

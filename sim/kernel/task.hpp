@@ -118,8 +118,8 @@ struct Task {
   WaitQueue* waiting_on = nullptr;
   Epoll* ep_poll = nullptr;  // in ep_poll()'s wait loop: resumed only once this epoll has events
   Nanos last_ran = 0;        // for task_hot()
-  // Latency attribution: the last wakeup, and when the task next got a CPU (-1: not yet).
-  Nanos woken_at = 0;
+  // Latency attribution (Kernel::set_stamps()): when the task first got a CPU after its last
+  // wakeup (-1: not yet).
   Nanos wake_ran_at = 0;
   CacheOwner cache;   // the task's own working set (user memory, stack, its sockets)
   Nanos exec_ns = 0;  // statistics: CPU time
