@@ -153,6 +153,25 @@ bool TcpRr::trace_requests(Timeline& t) {
   return true;
 }
 
+namespace {
+
+// A transaction's stages in path order (start_cutting() names them; cut_rx() fills each host's
+// kRxStages).
+enum Stage : std::size_t {
+  kCliSend,
+  kWireReq,
+  kServer,
+  kSrvApp = kServer + kRxStages,
+  kSrvEpollOut,
+  kSrvSend,
+  kWireResp,
+  kClient,
+  kCliApp = kClient + kRxStages,
+  kNumStages
+};
+
+}  // namespace
+
 void TcpRr::start_cutting() {
   if (breakdown_) return;
   std::vector<LatencyBreakdown::Stage> st = {
@@ -169,6 +188,7 @@ void TcpRr::start_cutting() {
   st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
   add_rx_stages(st, "client");
   st.push_back({"client.app", "the client's recv() that completes the response, to rr_ts_2"});
+  NAPISIM_ASSERT(st.size() == kNumStages, "tcp_rr: the stage names do not follow enum Stage");
   breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
   marks_.assign(flows_.size(), Marks{});
 }
@@ -178,12 +198,9 @@ Json TcpRr::latency_breakdown() const {
 }
 
 void TcpRr::cut(const Flow& f, Nanos at) {
-  // Stage indices follow enable_breakdown()'s list.
-  constexpr std::size_t kWireReq = 1, kServer = 2, kSrvApp = 10, kSrvEpollOut = 11, kSrvSend = 12, kWireResp = 13,
-                        kClient = 14, kCliApp = 22;
   const Marks& m = marks_[static_cast<std::size_t>(f.sock)];
   LatencyBreakdown::Cut c(*breakdown_, f.req_start, at);
-  c.next(0, m.req_tx);
+  c.next(kCliSend, m.req_tx);
   c.next(kWireReq, m.srv.path.arrive);
   cut_rx(c, kServer, m.srv);
   c.next(kSrvApp, m.srv_recv_done);

@@ -87,11 +87,12 @@ struct RxMarks {
 inline RxMarks rx_marks(const Socket& s, const Task& t, Nanos epoll_ret, Nanos handler) {
   return RxMarks{s.path, t.wake_ran_at, epoll_ret, handler};
 }
-/// Appends the 8 stages of `host`'s receive path, in order: irq, ring, net_rx_wait, napi,
+/// Appends the kRxStages stages of `host`'s receive path, in order: irq, ring, net_rx_wait, napi,
 /// socket_queue, runq, epoll_return, epoll_batch.
+inline constexpr std::size_t kRxStages = 8;
 void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::string& host);
 /// Cuts the receive path (from the train's arrival in the ring; the stage before it ends there)
-/// into the 8 stages starting at index `first`.
+/// into the kRxStages stages starting at index `first`.
 void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m);
 
 /// The server thread a flow's socket belongs to: one SO_REUSEPORT listener per thread, so
