@@ -511,7 +511,10 @@ std::string format_csv(const Json& result) {
   }
   // run --explain: "latency_breakdown.<band>.<stage>" (mean ns), with each band's requests and
   // mean latency.
-  if (const Json* bands = find(find(&result, "latency_breakdown"), "bands"); bands && bands->is_array()) {
+  const Json* breakdown = find(&result, "latency_breakdown");
+  const Json* bands = find(breakdown, "bands");
+  const Json* stages = find(breakdown, "stages");
+  if (bands && stages && bands->is_array() && stages->is_array()) {
     for (const Json& band : *bands) {
       const std::string prefix = "latency_breakdown." + band.value("band", "") + ".";
       header.push_back(prefix + "requests");
@@ -519,7 +522,7 @@ std::string format_csv(const Json& result) {
       header.push_back(prefix + "latency_ns");
       values.push_back(scalar_text(find(&band, "latency_ns")));
       if (const Json* st = find(&band, "stage_ns"); st && st->is_object()) {
-        for (const Json& name : result["latency_breakdown"]["stages"]) {
+        for (const Json& name : *stages) {
           header.push_back(prefix + name.get<std::string>());
           values.push_back(scalar_text(find(st, name.get<std::string>())));
         }

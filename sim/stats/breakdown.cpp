@@ -8,7 +8,6 @@ namespace napisim {
 
 LatencyBreakdown::LatencyBreakdown(std::vector<Stage> stages)
     : stages_(std::move(stages))
-    , n_(Histogram::kNumBuckets, 0)
     , sums_(Histogram::kNumBuckets * stages_.size(), 0)
     , scratch_(stages_.size(), 0) {}
 
@@ -42,7 +41,6 @@ void LatencyBreakdown::Cut::record(std::size_t last_stage) {
   next(last_stage, end_);
   const std::size_t i = Histogram::bucket_index(end_ - begin_);
   b_.hist_.record(end_ - begin_);
-  ++b_.n_[i];
   std::int64_t* row = &b_.sums_[i * ns_.size()];
   for (std::size_t s = 0; s < ns_.size(); ++s)
     row[s] += ns_[s];
@@ -78,8 +76,9 @@ Json LatencyBreakdown::report(const std::vector<double>& percentiles) const {
     std::uint64_t n = 0;
     std::vector<double> sum(stages_.size(), 0.0);
     for (std::size_t i = lo; i < hi; ++i) {
-      if (n_[i] == 0) continue;
-      n += n_[i];
+      const std::uint64_t in = hist_.bucket_count(i);
+      if (in == 0) continue;
+      n += in;
       for (std::size_t s = 0; s < stages_.size(); ++s)
         sum[s] += static_cast<double>(sums_[i * stages_.size() + s]);
     }

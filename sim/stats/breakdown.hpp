@@ -62,8 +62,7 @@ class LatencyBreakdown {
 
  private:
   std::vector<Stage> stages_;
-  Histogram hist_;                  // the recorded latencies (percentile edges)
-  std::vector<std::uint64_t> n_;    // requests per histogram bucket
+  Histogram hist_;                  // the recorded latencies (percentile edges, requests per bucket)
   std::vector<std::int64_t> sums_;  // per bucket, per stage: summed ns
   std::vector<Nanos> scratch_;      // the Cut in progress
   std::uint64_t clamped_ = 0;

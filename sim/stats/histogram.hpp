@@ -77,6 +77,8 @@ class Histogram {
   void reset();
 
   std::uint64_t count() const { return count_; }
+  /// Samples in bucket i (i < kNumBuckets).
+  std::uint64_t bucket_count(std::size_t i) const { return buckets_[i]; }
   /// Number of negative values that were clamped to 0.
   std::uint64_t negatives() const { return negatives_; }
   /// Smallest/largest recorded value (after clamping); 0 when empty.

@@ -160,7 +160,7 @@ TEST(BreakdownTest, OneFlowBetweenTwoHostsHandChecked) {
   //   server.send    send_ns                                               2000
   //   wire.response, client.irq, client.napi, client.epoll_return as the server's
   //   client.app     recv_ns                                                500
-  CostParams costs = testing::all_zero<CostParams>();
+  CostParams costs = zero_costs();
   costs.rx_pkt_ns = 1000;
   costs.rx_skb_ns = 400;
   costs.wakeup_ns = 600;
