@@ -40,7 +40,7 @@ void check_format(const std::string& format) {
   for (const char* f : kFormats)
     if (format == f) return;
   throw napisim::ConfigError("--format", "unknown format \"" + format +
-                                             "\"; expected text, json, csv, netperf-legacy, netperf-omni-csv, "
+                                             "\"; expected text, neper, json, csv, netperf-legacy, netperf-omni-csv, "
                                              "netperf-omni-keyval, mutilate or intervals");
 }
 
@@ -49,12 +49,9 @@ std::string format_result(const Json& r, const std::string& format) {
   if (format == "json") return out::format_json(r);
   if (format == "csv") return out::format_csv(r);
   if (format == "intervals") return out::format_intervals(r);
-  // `text` is the workload's own tool: mutilate's report for mutilate, netperf's for stream and
-  // super_netperf, neper's for the others.
-  const std::string type = r.contains("workload") ? r["workload"].value("type", "") : "";
-  if (format == "mutilate" || (format == "text" && type == "mutilate")) return out::format_mutilate(r);
-  if (format == "text" && (type == "stream" || type == "super_netperf")) return out::format_netperf(r, "legacy");
-  if (format == "text" || format == "neper") return out::format_neper(r);
+  if (format == "text") return out::format_summary(r);
+  if (format == "mutilate") return out::format_mutilate(r);
+  if (format == "neper") return out::format_neper(r);
   if (format == "netperf-legacy") return out::format_netperf(r, "legacy");
   if (format == "netperf-omni-csv") return out::format_netperf(r, "omni-csv");
   if (format == "netperf-omni-keyval") return out::format_netperf(r, "omni-keyval");
@@ -164,8 +161,13 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, std::
   std::string trace_doc;
   const Json result = napisim::run_scenario(doc, opt, &trace_doc);
   std::string text = format_result(result, format);
-  // --explain adds its table to the text formats (JSON and CSV carry it themselves).
-  if (explain && (format == "text" || format == "neper")) text += napisim::output::format_breakdown(result);
+  // The summary is followed by the --interval and --explain tables (JSON and CSV carry them
+  // themselves; neper's format adds the --explain table only, as it always has).
+  if (interval_s > 0 && format == "text") text += "\n" + napisim::output::format_intervals(result);
+  if (explain && (format == "text" || format == "neper")) {
+    if (format == "text") text += "\n";
+    text += napisim::output::format_breakdown(result);
+  }
   if (!out_dir.empty()) {
     namespace out = napisim::output;
     write_outputs({{out_dir + "/result.json", out::format_json(result)},
@@ -204,8 +206,8 @@ int main(int argc, char** argv) {
   run->add_option("-j,--jobs", run_jobs, "With --seeds: simulations run in parallel (default: number of CPUs)");
   run->add_option("--out", out_dir, "Directory to write result.json, result.csv and result.txt to");
   run->add_option("--format", format,
-                  "Output on stdout: text (the workload's tool: neper key=value, netperf or mutilate), neper, json, "
-                  "csv, netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate, intervals");
+                  "Output on stdout: text (a summary for reading), neper (neper tcp_rr's key=value), json, csv, "
+                  "netperf-legacy, netperf-omni-csv, netperf-omni-keyval, mutilate, intervals");
   TraceArgs trace;
   auto* trace_opt =
       run->add_option("--trace", trace.file,

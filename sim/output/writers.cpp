@@ -543,6 +543,202 @@ std::string format_csv(const Json& result) {
   return out;
 }
 
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// summary
+
+/// Appends `item` to a list, after `sep` unless the list is empty.
+void append_item(std::string& list, std::string_view sep, const std::string& item) {
+  if (!list.empty()) list += sep;
+  list += item;
+}
+
+/// A workload parameter as the summary shows it: a distribution as type(key=value, ...), a constant
+/// one as its value, an array as its elements joined by commas.
+std::string param_text(const Json& v) {
+  if (v.is_object()) {
+    const Json* type = find(&v, "type");
+    const std::string name = type != nullptr && type->is_string() ? type->get<std::string>() : "";
+    if (name == "constant" && find(&v, "value") != nullptr) return param_text(v["value"]);
+    std::string args;
+    for (const auto& [k, x] : v.items())
+      if (k != "type") append_item(args, ", ", k + "=" + param_text(x));
+    return name + "(" + args + ")";
+  }
+  if (v.is_array()) {
+    std::string s;
+    for (const Json& e : v)
+      append_item(s, ",", param_text(e));
+    return s;
+  }
+  return scalar_text(&v);
+}
+
+/// "8 CPUs, eth0 (4 queues), models napi_irq, rps_rfs" for a host's topology, NICs and models.
+std::string host_text(const Json* topology, const std::vector<const Json*>& nics, const Json* models) {
+  long long cpus = 1;
+  for (const char* k : {"numa_nodes", "llcs_per_node", "cores_per_llc", "threads_per_core"})
+    cpus *= int_or(find(topology, k), 1);
+  std::string s = strf("%lld CPU%s", cpus, cpus == 1 ? "" : "s");
+  for (const Json* n : nics) {
+    const Json* name = find(n, "name");
+    const long long queues = int_or(find(n, "queues"), 0);
+    s += strf(", %s (%lld queue%s)", name != nullptr && name->is_string() ? name->get<std::string>().c_str() : "nic",
+              queues, queues == 1 ? "" : "s");
+  }
+  if (models != nullptr && models->is_array()) {
+    s += models->size() == 1 ? ", model " : ", models ";
+    for (std::size_t i = 0; i < models->size(); ++i) {
+      const Json* name = find(&(*models)[i], "name");
+      if (i > 0) s += ", ";
+      s += name != nullptr && name->is_string() ? name->get<std::string>() : "?";
+      const Json* only = find(&(*models)[i], "nics");
+      if (only != nullptr && only->is_array() && !only->empty()) s += " (NICs " + param_text(*only) + ")";
+    }
+  }
+  return s;
+}
+
+/// What the workload counts as one operation (CPU per op), singular and plural.
+struct Op {
+  const char* one;
+  const char* many;
+};
+
+/// One host's results: CPU busy and per op, CPU by class, IRQs and NAPI polls, drops, scheduling, PSI.
+void host_results(std::string& out, const std::string& label, const Json* h, const Op& op) {
+  static constexpr const char* kClasses[] = {"hardirq", "softirq", "ksoftirqd", "kthread",
+                                             "user",    "system",  "busy_poll", "busy_spin"};
+  const Json* cpu = find(h, "cpu");
+  out += strf("%-10s CPU %.1f%% busy (%.2f CPUs)", label.c_str(), num_or(find(cpu, "busy_pct"), 0),
+              num_or(find(cpu, "busy_cpus"), 0));
+  // A stream has no operations to divide by (its cpu_us_per_op is 0).
+  const double per_op = num_or(find(cpu, "cpu_us_per_op"), 0);
+  out += per_op > 0 ? strf(", %.2f us per %s\n", per_op, op.one) : "\n";
+  std::string by_class;
+  for (const char* c : kClasses) {
+    const double pct = num_or(find(find(cpu, "by_class_pct"), c), 0);
+    if (pct > 0) by_class += strf("%s%s %.1f%%", by_class.empty() ? "" : ", ", c, pct);
+  }
+  out += strf("%-10s by class: %s\n", "", by_class.empty() ? "none" : by_class.c_str());
+  out += strf("%-10s IRQs %lld from NICs (%lld in all), %.2f packets per IRQ; %lld NAPI polls (%lld full)\n", "",
+              int_or(find(h, "irqs"), 0), int_or(find(h, "irqs_all"), 0), num_or(find(h, "packets_per_irq"), 0),
+              int_or(find(h, "napi_polls"), 0), int_or(find(h, "napi_full_polls"), 0));
+  out += strf("%-10s drops %lld ring, %lld backlog; %lld time squeezes; %lld packets steered by RPS\n", "",
+              int_or(find(h, "ring_drops"), 0), int_or(find(h, "backlog_drops"), 0), int_or(find(h, "time_squeeze"), 0),
+              int_or(find(h, "received_rps"), 0));
+  out += strf("%-10s %lld context switches, %lld wakeups, %lld migrations; PSI cpu some %.1f%%\n", "",
+              int_or(find(h, "context_switches"), 0), int_or(find(h, "wakeups"), 0), int_or(find(h, "migrations"), 0),
+              num_or(find(h, "psi_cpu_some_pct"), 0));
+}
+
+}  // namespace
+
+std::string format_summary(const Json& result) {
+  const Json* context = find(&result, "context");
+  const Json* scenario = find(&result, "scenario");
+  const Json* workload = find(&result, "workload");
+  const Json* summary = find(&result, "summary");
+  const std::string type = scalar_text(find(workload, "type"));
+  std::string out;
+
+  // What ran.
+  out += strf("napisim %s (%s): scenario %s, seed %s", scalar_text(find(context, "napisim_version")).c_str(),
+              scalar_text(find(context, "git_sha")).c_str(), scalar_text(find(context, "scenario")).c_str(),
+              scalar_text(find(context, "seed")).c_str());
+  if (int_or(find(context, "run"), 0) != 0) out += ", run " + scalar_text(find(context, "run"));
+  out += "\n";
+  // The workload's parameters, wrapped at 100 columns under the label.
+  std::string line = strf("%-10s %s", "workload", type.c_str());
+  bool first = true;
+  if (workload != nullptr && workload->is_object()) {
+    for (const auto& [k, v] : workload->items()) {
+      if (k == "type" || k == "test_length" || k == "percentiles") continue;
+      const std::string item = k + "=" + param_text(v);
+      if (!first && line.size() + item.size() + 2 > 100) {
+        out += line + ",\n";
+        line = strf("%-10s %s", "", item.c_str());
+      } else {
+        line += first ? ": " : ", ";
+        line += item;
+      }
+      first = false;
+    }
+  }
+  out += line + "\n";
+  out += strf("%-10s %g s measured after %g s of warm-up (simulated time)\n", "window",
+              num_or(find(summary, "measured_s"), 0), num_or(find(scenario, "warmup_s"), 0));
+  if (const Json* changes = find(scenario, "changes"); changes != nullptr && changes->is_array() && !changes->empty()) {
+    std::string at;
+    for (const Json& c : *changes)
+      at += strf("%s%g s", at.empty() ? "" : ", ", num_or(find(&c, "at_s"), 0));
+    out += strf("%-10s %zu at run time: at %s\n", "changes", changes->size(), at.c_str());
+  }
+  std::vector<const Json*> server_nics;
+  if (const Json* nics = find(scenario, "nics"); nics != nullptr && nics->is_array())
+    for (const Json& n : *nics)
+      server_nics.push_back(&n);
+  const Json* platform = find(scenario, "platform");
+  const Json* server_name = find(platform, "server");
+  const std::string server =
+      server_name != nullptr && server_name->is_string() ? server_name->get<std::string>() : "server";
+  out += strf("%-10s %s\n", server.c_str(),
+              host_text(find(scenario, "topology"), server_nics, find(scenario, "models")).c_str());
+  std::vector<std::string> linux_clients;
+  if (const Json* clients = find(platform, "clients"); clients != nullptr && clients->is_array()) {
+    for (const Json& c : *clients) {
+      const std::string name = scalar_text(find(&c, "name"));
+      if (scalar_text(find(&c, "stack")) == "linux") {
+        linux_clients.push_back(name);
+        out += strf("%-10s Linux client host: %s\n", name.c_str(),
+                    host_text(find(&c, "topology"), {find(&c, "host_nic")}, find(&c, "models")).c_str());
+      } else {
+        out += strf("%-10s idealised client: a fixed turnaround per request, no simulated host\n", name.c_str());
+      }
+    }
+  }
+
+  // What it measured.
+  const Op op = type == "mutilate"                   ? Op{"query", "queries"}
+                : (type == "app" || type == "trace") ? Op{"request", "requests"}
+                                                     : Op{"transaction", "transactions"};
+  out += "\n";
+  const Json* units = find(summary, "throughput_units");
+  if (units != nullptr && units->is_string()) {
+    out += strf("%-10s %.2f %s\n", "throughput", num_or(find(summary, "throughput"), 0),
+                units->get<std::string>().c_str());
+  } else {
+    out += strf("%-10s %.0f %s/s (%lld in the window)\n", "throughput", num_or(find(summary, "throughput"), 0), op.many,
+                int_or(find(summary, "transactions"), 0));
+  }
+  if (const Json* lat = find(summary, "latency_ns"); lat != nullptr && int_or(find(lat, "count"), 0) > 0) {
+    out += strf("%-10s avg %.1f", "latency", num_or(find(lat, "mean"), 0) / 1e3);
+    for (const char* p : {"p50", "p90", "p99", "p99.9", "p99.99", "max"})
+      if (is_num(find(lat, p))) out += strf("  %s %.1f", p, num_or(find(lat, p), 0) / 1e3);
+    out += " us\n";
+  }
+  if (type == "app" || type == "trace") {
+    const Json* app = find(summary, "app");
+    out += strf("%-10s %.0f requests/s offered, %lld unsent; %.2f%% overloaded (waited > %g us to start)\n", "offered",
+                num_or(find(summary, "offered_rps"), 0), int_or(find(summary, "unsent_requests"), 0),
+                num_or(find(summary, "app_overload_pct"), 0), num_or(find(app, "overload_threshold_us"), 0));
+  } else if (type == "mutilate") {
+    const Json* m = find(summary, "mutilate");
+    out += strf("%-10s %lld queries/s target; %lld misses, %lld skipped\n", "offered", int_or(find(m, "target_qps"), 0),
+                int_or(find(m, "misses"), 0), int_or(find(m, "skips"), 0));
+  } else if (type == "super_netperf") {
+    out += strf("%-10s %.0f to %.0f transactions/s per instance\n", "instances",
+                num_or(find(summary, "instance_rate_min"), 0), num_or(find(summary, "instance_rate_max"), 0));
+  } else if (type == "stream") {
+    out += strf("%-10s %lld bytes\n", "received", int_or(find(summary, "bytes_received"), 0));
+  }
+  host_results(out, server, summary, op);
+  for (const std::string& name : linux_clients)
+    host_results(out, name, find(find(&result, "clients"), name), op);
+  return out;
+}
+
 std::string format_neper(const Json& result) {
   const Json* workload = find(&result, "workload");
   const Json* summary = find(&result, "summary");

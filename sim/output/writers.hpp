@@ -1,4 +1,5 @@
-// napisim: result writers: atomic file output and the text formats (JSON, CSV, neper, netperf).
+// napisim: result writers: atomic file output and the text formats (summary, JSON, CSV, neper,
+// netperf, mutilate).
 //
 // Every formatter takes the run's result JSON ({"context", "workload", "summary", ...}) and returns the
 // text; none of them throws or crashes on a missing or mistyped optional key (it prints 0 or skips).
@@ -37,6 +38,13 @@ std::string format_json(const Json& result);
 /// under "summary" flattened with '.' (arrays by index), e.g. latency_ns.p99. RFC 4180 quoting for
 /// strings containing a comma, quote or newline; LF line ends.
 std::string format_csv(const Json& result);
+
+/// The default `run` output: a short summary for a person. What ran (scenario, napisim version,
+/// seed, workload and its parameters, the measured window, each host's CPUs and receive-path models),
+/// then the results with their units: throughput, latency (us), and per host (the server, then each
+/// Linux client host) CPU busy, CPU per op, CPU by class, IRQs, NAPI polls, drops and PSI. Not meant
+/// to be parsed: scripts read --format json, csv or a tool's format.
+std::string format_summary(const Json& result);
 
 /// neper tcp_rr client stdout (key=value lines): VERSION, the flag dump in reverse registration order,
 /// total_run_time/total_transactions, the after-run block (rusage zeros, latencies in seconds %.9f,

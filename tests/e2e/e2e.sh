@@ -50,9 +50,58 @@ expect_bad_input() {
 
 case $case_name in
   run_default)
+    # The default output is a summary: what ran, then the results with units, per host.
     expect_rc 0 "$napisim" run
-    grep -q '^throughput=' cmd.out || fail "no throughput= line"
-    grep -q '^latency_p99=' cmd.out || fail "no latency_p99= line"
+    grep -Eq '^napisim [0-9.]+ \(.*\): scenario quickstart, seed 1$' cmd.out || fail "no header line"
+    grep -Eq '^workload +tcp_rr: num_flows=64, num_threads=4, ' cmd.out || fail "no workload line"
+    grep -Eq '^window +0\.2 s measured after 0\.02 s of warm-up' cmd.out || fail "no window line"
+    grep -Eq '^server +8 CPUs, eth0 \(4 queues\), model napi_irq$' cmd.out || fail "no server line"
+    grep -Eq '^client0 +Linux client host: 8 CPUs, eth0 \(4 queues\), model napi_irq$' cmd.out || fail "no client line"
+    grep -Eq '^throughput +[0-9]+ transactions/s \([0-9]+ in the window\)$' cmd.out || fail "no throughput line"
+    grep -Eq '^latency +avg [0-9.]+  p50 [0-9.]+  p90 [0-9.]+  p99 [0-9.]+  p99\.9 [0-9.]+  p99\.99 [0-9.]+  max [0-9.]+ us$' cmd.out ||
+      fail "no latency line"
+    for host in server client0; do
+      grep -Eq "^$host +CPU [0-9.]+% busy \([0-9.]+ CPUs\), [0-9.]+ us per transaction$" cmd.out || fail "no CPU line for $host"
+    done
+    [ "$(grep -c '^ *by class: .*softirq [0-9.]*%' cmd.out)" -eq 2 ] || fail "no CPU by class for both hosts"
+    [ "$(grep -c 'PSI cpu some [0-9.]*%$' cmd.out)" -eq 2 ] || fail "no PSI for both hosts"
+    ! grep -q '=' <(sed -n '/^throughput/,$p' cmd.out) || fail "key=value lines in the summary"
+    # The same numbers as the JSON result.
+    "$napisim" run --format json > r.json 2> /dev/null || fail "json run failed"
+    want=$($py -c 'import json; s = json.load(open("r.json"))["summary"]; print("%.0f %.1f" % (s["throughput"], s["latency_ns"]["p99"] / 1e3))')
+    got="$(sed -n 's/^throughput *\([0-9]*\) .*/\1/p' cmd.out) $(sed -n 's/.* p99 \([0-9.]*\) .*/\1/p' cmd.out)"
+    [ "$got" = "$want" ] || fail "summary says '$got', JSON says '$want'"
+    ;;
+  neper_format)
+    # --format neper is neper tcp_rr's client stdout, as the default text was before the summary:
+    # VERSION, the flag dump in neper's order, then the results in neper's keys and units.
+    expect_rc 0 "$napisim" run "${short[@]}" --format neper
+    cut -d= -f1 cmd.out | head -n 47 | tr '\n' ' ' > keys.txt
+    want="VERSION noburst reuseaddr async_connect delay mark logrtt_entries_per_flow log_rtt buffer_size test_length \
+percentiles response_size request_size congestion_control no_delay tcp_tx_delay tcp_fastopen num_ports wait_start \
+iostat_ms time_wait all_samples port control_port host local_hosts max_pacing_rate interval freebind nonblocking nolog \
+logtostderr pin_cpu dry_run debug client ipv6 ipv4 stime_use_proc source_port suicide_length listen_backlog num_clients \
+num_threads num_flows maxevents magic "
+    [ "$(cat keys.txt)" = "$want" ] || fail "neper's flag dump: $(cat keys.txt)"
+    grep -qx 'VERSION=1.1.0' cmd.out || fail "no VERSION=1.1.0"
+    grep -qx 'magic=42' cmd.out || fail "no magic=42"
+    grep -qx 'percentiles=50,90,99,99.9,' cmd.out || fail "no percentiles"
+    for k in total_run_time num_transactions latency_min latency_max latency_mean latency_stddev latency_p50 \
+             latency_p90 latency_p99 latency_p99.9 num_samples time_end correlation_coefficient throughput \
+             local_throughput remote_throughput napisim_cpu.busy_pct napisim_clients.client0.cpu.busy_pct; do
+      grep -Eq "^$k=[0-9.]+$" cmd.out || fail "no $k= line"
+    done
+    grep -Eq '^latency_p99=0\.000[0-9]{6}$' cmd.out || fail "latency_p99 is not in seconds"
+    # The tools' own formats of the other workloads: mutilate's report, netperf's result block.
+    printf '{"include": ["%s"], "duration_s": 0.005, "warmup_s": 0.002}\n' "$src/scenarios/karsten2024/base.json" > kv.json
+    expect_rc 0 "$napisim" run kv.json --format mutilate
+    head -1 cmd.out | grep -Eq '^#type +avg +std +min +5th +10th +50th +90th +95th +99th$' || fail "no mutilate header"
+    grep -Eq '^Total QPS = [0-9.]+ \([0-9]+ / 0\.0s\)$' cmd.out || fail "no Total QPS line"
+    printf '{"workload": {"type": "stream", "params": {}}, "duration_s": 0.005, "warmup_s": 0.002}\n' > stream.json
+    expect_rc 0 "$napisim" run stream.json --format netperf-legacy
+    head -1 cmd.out | grep -q '^MIGRATED TCP STREAM TEST from 0.0.0.0' || fail "no netperf banner"
+    expect_rc 0 "$napisim" run stream.json
+    grep -Eq '^throughput +[0-9.]+ 10\^6bits/s$' cmd.out || fail "stream summary: no throughput in its units"
     ;;
 
   determinism)
@@ -96,7 +145,7 @@ EOF
     # 4096 threads and the ksoftirqds: more than 4096 tasks (the task table once had a fixed
     # capacity of 4096: an assertion abort).
     expect_rc 0 "$napisim" run --set warmup_s=0 --set duration_s=0.002 --set workload.params.num_threads=4096
-    grep -q '^throughput=' cmd.out || fail "no results"
+    grep -q '^throughput ' cmd.out || fail "no results"
     ;;
   qa_deep_nesting)
     # A document nested far deeper than any scenario: exit 2 (it used to overflow the stack).
@@ -402,7 +451,7 @@ PY
     done
     listing=$(ls -A out | LC_ALL=C sort | tr '\n' ' ')
     [ "$listing" = "result.csv result.json result.txt " ] || fail "unexpected files in --out: $listing"
-    grep -q '^throughput=' out/result.txt || fail "result.txt is not neper text"
+    grep -q '^throughput .* transactions/s' out/result.txt || fail "result.txt is not the summary"
     cmp -s cmd.out out/result.txt || fail "stdout (text) differs from result.txt"
     $py -c 'import json,sys; json.load(open(sys.argv[1]))' out/result.json || fail "result.json is not JSON"
     ;;
@@ -410,7 +459,7 @@ PY
     # --trace: a Chrome JSON trace, the same bytes for the same seed, with CPU, NAPI and task
     # slices of both hosts inside the window asked for; bad windows and paths are bad input.
     expect_rc 0 "$napisim" run "${short[@]}" --trace a.json --trace-from 0.02 --trace-for 0.002
-    grep -q '^throughput=' cmd.out || fail "--trace changed stdout"
+    grep -q '^throughput ' cmd.out || fail "--trace changed stdout"
     "$napisim" run "${short[@]}" --trace b.json --trace-from 0.02 --trace-for 0.002 > /dev/null 2>&1 || fail "run b failed"
     cmp -s a.json b.json || fail "two traces of the same seed differ"
     $py - a.json <<'PY' || fail "trace content"
@@ -448,6 +497,10 @@ iv = r["intervals"]
 assert len(iv) == 5 and abs(iv[0]["t_start_s"] - 0.01) < 1e-12 and abs(iv[-1]["t_end_s"] - 0.06) < 1e-12
 assert sum(i["transactions"] for i in iv) == r["summary"]["transactions"]
 PY
+    # The summary (the default text) is followed by the same table.
+    expect_rc 0 "$napisim" run "${short[@]}" --interval 0.01
+    grep -q '^throughput ' cmd.out || fail "--interval lost the summary"
+    [ "$(sed -n '/^#  t_end_s/,$p' cmd.out | grep -vc '^#')" -eq 5 ] || fail "no interval table after the summary"
     expect_bad_input '--interval' "$napisim" run "${short[@]}" --interval -1
     expect_bad_input '--interval' "$napisim" run "${short[@]}" --interval 1e-9
     expect_bad_input '--format' "$napisim" run "${short[@]}" --format intervals
@@ -457,7 +510,7 @@ PY
     # --explain: a table of stages by percentile band after the text output, the same for the
     # same seed; CSV carries it; workloads without attribution, and --seeds, are bad input.
     expect_rc 0 "$napisim" run "${short[@]}" --explain
-    grep -q '^throughput=' cmd.out || fail "--explain lost the text output"
+    grep -q '^throughput ' cmd.out || fail "--explain lost the text output"
     grep -q '^# latency by stage' cmd.out || fail "no stage table"
     grep -Eq '^server\.net_rx_wait +[0-9.]+' cmd.out || fail "no server.net_rx_wait row"
     grep -Eq '^stage .* p99\.9-p99\.99 .* all$' cmd.out || fail "no band header"

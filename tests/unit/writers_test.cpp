@@ -392,6 +392,77 @@ TEST(FormatNeperTest, MissingKeysPrintDefaultsAndZeros) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// summary (the default text)
+
+TEST(FormatSummaryTest, SaysWhatRanThenTheResultsPerHost) {
+  Json r = sample_result();
+  r["scenario"] = Json::parse(R"({
+    "warmup_s": 0.5,
+    "topology": {"numa_nodes": 2, "llcs_per_node": 1, "cores_per_llc": 14, "threads_per_core": 2},
+    "nics": [{"name": "eth0", "queues": 8}],
+    "models": [{"name": "napi_threaded", "params": {}, "nics": []}, {"name": "rps_rfs", "params": {}, "nics": [0]}],
+    "platform": {"server": "server", "clients": [
+      {"name": "client0", "stack": "linux", "topology": {"cores_per_llc": 4}, "host_nic": {"name": "eth1", "queues": 1},
+       "models": [{"name": "napi_irq"}]},
+      {"name": "gen", "stack": "idealised"}]}
+  })");
+  r["workload"]["service_ns"] = Json::parse(R"({"type": "lognormal", "mean": 40000, "stddev": 60000})");
+  r["clients"] = Json::parse(R"({"client0": {"cpu": {"busy_pct": 12.5, "busy_cpus": 0.5, "cpu_us_per_op": 1.5,
+                                  "by_class_pct": {"idle": 87.5, "softirq": 10.0, "user": 2.5}},
+                                  "irqs": 7, "psi_cpu_some_pct": 3.25}})");
+  const auto lines = lines_of(format_summary(r));
+  const std::vector<std::string> want = {
+      "napisim 0.1.0 (abc): scenario quickstart, seed 1",
+      "workload   tcp_rr: num_flows=1000, num_threads=8, request_size=1, response_size=1,",
+      "           service_ns=lognormal(mean=40000, stddev=60000)",
+      "window     1 s measured after 0.5 s of warm-up (simulated time)",
+      "server     56 CPUs, eth0 (8 queues), models napi_threaded, rps_rfs (NICs 0)",
+      "client0    Linux client host: 4 CPUs, eth1 (1 queue), model napi_irq",
+      "gen        idealised client: a fixed turnaround per request, no simulated host",
+      "",
+      "throughput 2100000 transactions/s (2100000 in the window)",
+      "latency    avg 25.5  p50 21.0  p90 30.0  p99 41.0  p99.9 123.5  p99.99 500.0  max 950.1 us",
+      "server     CPU 87.5% busy (0.00 CPUs), 3.25 us per transaction",
+      "           by class: hardirq 2.5%, softirq 30.0%",
+      "           IRQs 123456 from NICs (0 in all), 0.00 packets per IRQ; 0 NAPI polls (0 full)",
+      "           drops 0 ring, 0 backlog; 0 time squeezes; 0 packets steered by RPS",
+      "           0 context switches, 0 wakeups, 0 migrations; PSI cpu some 0.0%",
+      "client0    CPU 12.5% busy (0.50 CPUs), 1.50 us per transaction",
+      "           by class: softirq 10.0%, user 2.5%",
+      "           IRQs 7 from NICs (0 in all), 0.00 packets per IRQ; 0 NAPI polls (0 full)",
+      "           drops 0 ring, 0 backlog; 0 time squeezes; 0 packets steered by RPS",
+      "           0 context switches, 0 wakeups, 0 migrations; PSI cpu some 3.2%",
+  };
+  EXPECT_EQ(lines, want);
+}
+
+TEST(FormatSummaryTest, NamesEachWorkloadsOperationAndItsOwnFigures) {
+  Json r = sample_result();
+  r["workload"] = Json{{"type", "mutilate"}, {"qps", 1000}};
+  r["summary"]["mutilate"] = Json{{"target_qps", 1000}, {"misses", 3}, {"skips", 4}};
+  std::string out = format_summary(r);
+  EXPECT_NE(out.find("\nthroughput 2100000 queries/s (2100000 in the window)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\noffered    1000 queries/s target; 3 misses, 4 skipped\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(", 3.25 us per query\n"), std::string::npos) << out;
+
+  r["workload"] = Json{{"type", "stream"}};
+  r["summary"] = Json::parse(R"({"measured_s": 1, "throughput": 9400.5, "throughput_units": "10^6bits/s",
+                                 "bytes_received": 123, "cpu": {"busy_pct": 5, "cpu_us_per_op": 0}})");
+  out = format_summary(r);
+  EXPECT_NE(out.find("\nthroughput 9400.50 10^6bits/s\nreceived   123 bytes\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("server     CPU 5.0% busy (0.00 CPUs)\n"), std::string::npos) << out;  // no ops, no per op
+  EXPECT_EQ(out.find("latency"), std::string::npos) << out;
+}
+
+TEST(FormatSummaryTest, MissingOrMistypedKeysDoNotThrow) {
+  EXPECT_NO_THROW(format_summary(Json::object()));
+  EXPECT_NO_THROW(format_summary(Json::parse(R"({"workload": 3, "summary": [1], "scenario": {"models": 7,
+      "platform": {"clients": [1, {"stack": "linux"}]}, "changes": [{"at_s": "x"}]}, "clients": []})")));
+  const std::string out = format_summary(Json::parse(R"({"scenario": {"changes": [{"at_s": 0.1}, {"at_s": 0.2}]}})"));
+  EXPECT_NE(out.find("\nchanges    2 at run time: at 0.1 s, 0.2 s\n"), std::string::npos) << out;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // netperf
 
 TEST(FormatNetperfTest, LegacyBannerAndTable) {
