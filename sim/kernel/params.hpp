@@ -125,8 +125,8 @@ struct KernelParams {
 
   template <class V>
   static void fields(V& v) {
-    v("hz", &KernelParams::hz, "Hz", "CONFIG_HZ (100, 250, 300 or 1000): tick rate; sets every jiffy-based limit",
-      Range{100, 1000});
+    v("hz", &KernelParams::hz, "Hz", "CONFIG_HZ: tick rate; sets every jiffy-based limit",
+      IntChoices{100, 250, 300, 1000});
     v("ksoftirqd_mode", &KernelParams::ksoftirqd_mode, "",
       "softirq hand-off: pre-4.9 (inline unless over budget), 4.9-6.4 (\"let ksoftirqd do its job\": no inline "
       "softirq while ksoftirqd is runnable), v6.5 (reverted); the two older modes also run net_rx_action() as "

@@ -21,7 +21,8 @@
 // The default of a field is its member initializer. Member types: bool, integral types, double, std::string, a
 // nested struct with its own fields(), std::vector of any of those, std::optional of a scalar, and Json (passed
 // through unvalidated, for sections another component checks). Range (inclusive) applies to numbers, Choices to
-// strings; both also apply to the elements of vectors and to optionals. A vector holds at most kMaxArrayItems
+// strings, IntChoices (an enumeration such as CONFIG_HZ's) to integers; each also applies to the elements of
+// vectors and to optionals. A vector holds at most kMaxArrayItems
 // elements, or the MaxItems given after the other constraint (checked before any element). A struct may reuse a
 // base struct's list by calling Base::fields(v) inside its own.
 //
@@ -66,6 +67,13 @@ struct Choices {
   Choices(std::initializer_list<std::string_view> allowed) : values(allowed.begin(), allowed.end()) {}
 };
 
+/// The allowed values of an integer field (or of each element of an integer array), e.g. IntChoices{100, 250}.
+struct IntChoices {
+  std::vector<std::int64_t> values;
+
+  IntChoices(std::initializer_list<std::int64_t> allowed) : values(allowed) {}
+};
+
 /// The most elements of an array field (default kMaxArrayItems), e.g. v("nics", ..., MaxItems{kMaxNics}).
 struct MaxItems {
   std::size_t n = kMaxArrayItems;
@@ -79,7 +87,7 @@ struct FieldInfo {
   std::string unit;
   std::string doc;
   Json default_value;
-  std::string constraint;  // "[1, 1024]", ">= 0", "one of softirq, threaded" or ""
+  std::string constraint;  // "[1, 1024]", ">= 0", "one of softirq, threaded", "one of 100, 250" or ""
 };
 
 /// Aligned text table of describe_params() rows (columns NAME TYPE DEFAULT UNIT ALLOWED DESCRIPTION).
@@ -152,6 +160,7 @@ struct Constraint {
   const Range* range = nullptr;
   const Choices* choices = nullptr;
   std::size_t max_items = kMaxArrayItems;  // of a vector
+  const IntChoices* int_choices = nullptr;
 
   double lo() const { return range ? range->lo : -std::numeric_limits<double>::infinity(); }
   double hi() const { return range ? range->hi : std::numeric_limits<double>::infinity(); }
@@ -188,6 +197,15 @@ class FieldVisitor {
     using E = typename Element<M>::type;
     static_assert(std::is_same_v<E, std::string>, "napisim params: Choices applies to string fields");
     static_cast<Derived&>(*this).field(name, member, unit, doc, Constraint{nullptr, &choices});
+  }
+
+  template <class C, class M>
+  void operator()(std::string_view name, M C::*member, std::string_view unit, std::string_view doc,
+                  const IntChoices& choices) {
+    static_assert(is_supported_field<M>(),
+                  "napisim params: unsupported member type (see the list at the top of sim/params/fields.hpp)");
+    static_assert(kIsInteger<typename Element<M>::type>, "napisim params: IntChoices applies to integer fields");
+    static_cast<Derived&>(*this).field(name, member, unit, doc, Constraint{nullptr, nullptr, kMaxArrayItems, &choices});
   }
 
   template <class C, class M>
@@ -248,8 +266,10 @@ void parse_value(T& out, const Json& j, const std::string& path, const Constrain
   } else if constexpr (kIsInteger<T> && std::is_signed_v<T>) {
     out = static_cast<T>(
         parse_signed(j, path, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), c.lo(), c.hi(), nullable));
+    if (c.int_choices) check_int_choice(static_cast<std::int64_t>(out), c.int_choices->values, path);
   } else if constexpr (kIsInteger<T>) {
     out = static_cast<T>(parse_unsigned(j, path, std::numeric_limits<T>::max(), c.lo(), c.hi(), nullable));
+    if (c.int_choices) check_int_choice(static_cast<std::int64_t>(out), c.int_choices->values, path);
   } else if constexpr (std::is_floating_point_v<T>) {
     out = static_cast<T>(parse_double(j, path, c.lo(), c.hi(), nullable));
   } else if constexpr (std::is_same_v<T, std::string>) {
@@ -399,6 +419,13 @@ Json scalar_schema(const Constraint& c, bool nullable) {
     if (nullable) values.push_back(nullptr);
     s["enum"] = std::move(values);
   }
+  if (c.int_choices) {
+    Json values = Json::array();
+    for (const std::int64_t v : c.int_choices->values)
+      values.push_back(v);
+    if (nullable) values.push_back(nullptr);
+    s["enum"] = std::move(values);
+  }
   return s;
 }
 
@@ -495,6 +522,7 @@ std::string constraint_text(const Constraint& c) {
       s += (i ? ", " : "") + c.choices->values[i];
     return s;
   }
+  if (c.int_choices) return "one of " + int_list(c.int_choices->values);
   return "";
 }
 

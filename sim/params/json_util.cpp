@@ -493,6 +493,20 @@ std::string quoted_list(const std::vector<std::string>& values) {
   return out;
 }
 
+std::string int_list(const std::vector<std::int64_t>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+void check_int_choice(std::int64_t v, const std::vector<std::int64_t>& allowed, const std::string& path) {
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+    throw ConfigError(path, "expected one of " + int_list(allowed) + ", got " + std::to_string(v));
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   const auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
   const std::size_t n = a.size();

@@ -73,8 +73,11 @@ namespace detail {
 // Non-template cores of sim/params/fields.hpp, kept out of the header so that each parameter struct instantiates
 // only thin dispatch code. `lo`/`hi` are the declared Range (+-inf when absent); `nullable` adds " or null" to
 // type errors (std::optional fields).
-std::string bounds_text(double lo, double hi);                      // "[1, 1024]", ">= 1", "<= 5" or ""
-std::string quoted_list(const std::vector<std::string>& values);    // "a", "b"
+std::string bounds_text(double lo, double hi);                    // "[1, 1024]", ">= 1", "<= 5" or ""
+std::string quoted_list(const std::vector<std::string>& values);  // "a", "b"
+std::string int_list(const std::vector<std::int64_t>& values);    // 100, 250
+/// An enumerated integer's check: ConfigError "expected one of 100, 250, got 500" unless v is allowed.
+void check_int_choice(std::int64_t v, const std::vector<std::int64_t>& allowed, const std::string& path);
 std::size_t edit_distance(std::string_view a, std::string_view b);  // optimal string alignment, case-insensitive
 [[noreturn]] void throw_type_error(const std::string& path, std::string_view expected, bool nullable, const Json& got);
 [[noreturn]] void throw_unknown_key(const std::string& key_path, const std::string& key,

@@ -274,11 +274,6 @@ void check_nic_on_host(const NicParams& n, const TopologyParams& t, const std::s
   (void)CpuMask::parse(n.irq_affinity, static_cast<int>(cpu_count(t)), p + "/irq_affinity");
 }
 
-void check_hz(const KernelParams& k, const std::string& p) {
-  if (k.hz != 100 && k.hz != 250 && k.hz != 300 && k.hz != 1000)
-    throw ConfigError(p + "/hz", "expected one of 100, 250, 300, 1000, got " + std::to_string(k.hz));
-}
-
 // Resolves each model's params and checks its NIC indices against a host of `nics` NICs.
 void resolve_models(std::vector<ModelSpec>& models, std::size_t nics, const std::string& p) {
   for (std::size_t i = 0; i < models.size(); ++i) {
@@ -300,7 +295,6 @@ void check_client_host(ClientSpec& c, const std::string& p, const std::string& w
   try {
     c.topology.validate(p + "/topology");
     check_nic_on_host(c.host_nic, c.topology, p + "/host_nic");
-    check_hz(c.kernel, p + "/kernel");
   } catch (const ConfigError& e) {
     // The offending value may be one the user wrote for the server only: say where it came from.
     if (c.like != "server") throw;
@@ -358,7 +352,6 @@ Scenario parse_scenario(const Json& in, const std::string& base_dir) {
         read_input_file("/platform/xml", s.platform.xml, xml.string(), "platform file", kMaxPlatformFileBytes));
     s.platform.xml = xml.string();
   }
-  check_hz(s.kernel, "/kernel");
   if (s.models.empty()) throw ConfigError("/models", "expected at least one receive-path model (e.g. napi_irq)");
   resolve_models(s.models, s.nics.size(), "/models");
   for (std::size_t i = 0; i < s.platform.clients.size(); ++i) {

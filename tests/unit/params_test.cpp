@@ -83,6 +83,19 @@ struct DerivedParams : Coalesce {
   }
 };
 
+// Enumerated integers (CONFIG_HZ's values), plain, optional and per element.
+struct Tick {
+  std::int64_t hz = 1000;
+  std::optional<std::uint32_t> alt;
+  std::vector<int> each = {100};
+  template <class V>
+  static void fields(V& v) {
+    v("hz", &Tick::hz, "Hz", "Tick rate", IntChoices{100, 250, 300, 1000});
+    v("alt", &Tick::alt, "Hz", "Another", IntChoices{100, 250});
+    v("each", &Tick::each, "Hz", "Per CPU", IntChoices{100, 250});
+  }
+};
+
 struct Empty {
   template <class V>
   static void fields(V&) {}
@@ -250,6 +263,29 @@ TEST(ParamsTest, NonFiniteDoubleIsRejected) {
 TEST(ParamsTest, ChoiceOutsideListNamesAlternatives) {
   EXPECT_EQ(parse_error(R"({"mode": "thread"})"),
             "/nics/0/mode: expected one of \"softirq\", \"threaded\", got \"thread\"");
+}
+
+TEST(ParamsTest, IntChoiceOutsideListNamesAlternatives) {
+  EXPECT_EQ(parse_params<Tick>(Json{{"hz", 250}, {"alt", nullptr}, {"each", {250, 100}}}, "/kernel").hz, 250);
+  EXPECT_EQ(error_parsing<Tick>(Json{{"hz", 500}}, "/kernel"),
+            "/kernel/hz: expected one of 100, 250, 300, 1000, got 500");
+  EXPECT_EQ(error_parsing<Tick>(Json{{"alt", 300}}, "/kernel"), "/kernel/alt: expected one of 100, 250, got 300");
+  EXPECT_EQ(error_parsing<Tick>(Json{{"each", {100, 99}}}, "/kernel"),
+            "/kernel/each/1: expected one of 100, 250, got 99");
+  EXPECT_EQ(error_parsing<Tick>(Json{{"hz", "fast"}}, "/kernel").rfind("/kernel/hz: expected integer", 0), 0u);
+}
+
+TEST(ParamsTest, IntChoicesAreTheSchemasEnumAndDescribesConstraint) {
+  const Json props = params_schema<Tick>()["properties"];
+  EXPECT_EQ(
+      props["hz"],
+      (Json{
+          {"type", "integer"}, {"description", "Tick rate [Hz]"}, {"default", 1000}, {"enum", {100, 250, 300, 1000}}}));
+  EXPECT_EQ(props["alt"]["enum"], (Json{100, 250, nullptr}));
+  EXPECT_EQ(props["each"]["items"]["enum"], (Json{100, 250}));
+  const std::vector<FieldInfo> rows = describe_params<Tick>();
+  EXPECT_EQ(rows[0].constraint, "one of 100, 250, 300, 1000");
+  EXPECT_EQ(rows[2].constraint, "at most 4096 items");
 }
 
 TEST(ParamsTest, ArrayElementErrorsCarryIndex) {
