@@ -6,6 +6,9 @@
 # 20 ms to record a profile in $build/pgo/profile, then builds $build with that profile (about
 # 3 minutes more, once). Later builds reuse the profile; NAPISIM_PGO=retrain takes a new one (after
 # large changes to the hot path: functions edited since are compiled without profile data).
+#
+#   tools/build.sh                     everything: napisim, the tests, the Python module
+#   tools/build.sh --target napisim    only what the arguments name (cmake --build's)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NAPISIM_BUILD_DIR:-$root/build}
@@ -58,4 +61,4 @@ if [ "$pgo" != 0 ] && [ "$(cache_value CMAKE_BUILD_TYPE)" = Release ] && [ -z "$
 elif [ "$pgo" = 0 ] && [ -n "$(cache_value NAPISIM_PGO)" ]; then
   cmake -S "$root" -B "$build" -DNAPISIM_PGO= >> "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi
-compile "$build" "${build_args[@]}"
+compile "$build" "${build_args[@]}" "$@"
