@@ -30,7 +30,8 @@ def _paths():
 
 def scenario_dirs() -> list[Path]:
     """Directories searched for named scenarios: $NAPISIM_SCENARIOS (os.pathsep-separated), the
-    source tree's scenarios/ this build came from, then ./scenarios."""
+    scenarios this package came with (an installed package's share/napisim/scenarios, a build
+    tree's the source tree's scenarios/), then ./scenarios."""
     dirs: list[Path] = []
     env = os.environ.get("NAPISIM_SCENARIOS")
     if env:

@@ -459,12 +459,19 @@ std::vector<std::string> scenario_dirs() {
       at = colon + 1;
     }
   }
-  dirs.push_back(NAPISIM_SCENARIOS_DIR);
+  // `cmake --install` puts the scenarios at a fixed place relative to the executable, whatever the
+  // prefix: a copy of napisim outside the build tree with scenarios there uses them, the build
+  // tree's the source tree's.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path installed = (exe.parent_path() / NAPISIM_INSTALLED_SCENARIOS_DIR).lexically_normal();
+  const bool is_installed = !ec && exe.parent_path() != std::filesystem::path(NAPISIM_BUILD_DIR) &&
+                            std::filesystem::is_directory(installed, ec);
+  dirs.push_back(is_installed ? installed.string() : std::string(NAPISIM_SCENARIOS_DIR));
   dirs.push_back((std::filesystem::current_path() / "scenarios").string());
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const std::string& d : dirs) {
-    std::error_code ec;
     const auto canon = std::filesystem::weakly_canonical(d, ec);
     if (seen.insert(ec ? d : canon.string()).second) out.push_back(d);
   }

@@ -206,8 +206,9 @@ Json scenario_schema();
 /// The embedded default scenario (scenarios/quickstart.json, compiled in).
 Json default_scenario();
 /// Directories searched for named scenarios, in the Python package's order (napisim.scenario_dirs):
-/// $NAPISIM_SCENARIOS (':'-separated), the source tree's scenarios/ this build came from, then
-/// ./scenarios.
+/// $NAPISIM_SCENARIOS (':'-separated), the installed scenarios of an installed napisim
+/// (<prefix>/share/napisim/scenarios beside <prefix>/bin/napisim) or else the source tree's
+/// scenarios/ this build came from, then ./scenarios.
 std::vector<std::string> scenario_dirs();
 /// Names of the scenarios found there, e.g. "quickstart", "wei2020/tcp_rr_1B", sorted.
 std::vector<std::string> list_scenarios();
