@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Executes every notebook (or the ones named) at full size and writes each plot as a PNG to
-# notebooks/rendered/<notebook>_<cell>_<n>.png. The notebooks themselves are left unchanged
-# (committed without outputs). Results are cached (~/.cache/napisim or $NAPISIM_CACHE), so a second
-# render only recomputes what changed. Usage: tools/render_notebooks.sh [notebooks/NN_name.ipynb ...]
+# Executes every notebook (or the ones named) at full size and writes it, outputs and plots
+# included, to notebooks/rendered/<notebook>.ipynb: the copy a clone shows without running anything.
+# The notebooks in notebooks/ are the sources (committed without outputs). Results are cached
+# (~/.cache/napisim or $NAPISIM_CACHE), so a second render only recomputes what changed.
+# Usage: tools/render_notebooks.sh [notebooks/NN_name.ipynb ...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NAPISIM_BUILD_DIR:-$root/build}

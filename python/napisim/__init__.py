@@ -10,9 +10,8 @@ may be called any number of times from one notebook. Bad input raises ValueError
 starts with the JSON pointer of the offending value. Plot helpers: napisim.plots.
 """
 
-from ._core import (build_info, default_scenario, describe, first_model, has_model, has_scenario,
-                    list_models, list_scenarios, list_workloads, load_scenario, model_spec, model_summaries,
-                    schema, scenario_dirs, valid_variants, validate)
+from ._core import (build_info, default_scenario, describe, has_model, has_scenario, list_models, list_scenarios,
+                    list_workloads, load_scenario, model_spec, model_summaries, schema, scenario_dirs, validate)
 from .compare import compare
 from .sweep import cache_key, default_cache_dir, run, sweep, sweep_result
 
@@ -21,9 +20,9 @@ __version__ = build_info()["napisim_version"]
 __all__ = [
     "run", "sweep", "sweep_result", "compare", "validate", "schema", "describe", "list_models", "list_workloads",
     "model_summaries",
-    "has_model", "first_model", "list_scenarios", "has_scenario", "scenario_dirs", "load_scenario",
-    "default_scenario", "build_info", "model_spec", "valid_variants", "cache_key", "default_cache_dir", "Result", "plots",
-    "read_trace",
+    "has_model", "list_scenarios", "has_scenario", "scenario_dirs", "load_scenario",
+    "default_scenario", "build_info", "model_spec", "cache_key", "default_cache_dir", "Result", "plots",
+    "read_trace", "notebook_setup",
 ]
 
 
@@ -33,6 +32,10 @@ def __getattr__(name):
         from .result import Result
 
         return Result
+    if name == "notebook_setup":  # not imported with the package: `python -m napisim._notebooks` runs it
+        from ._notebooks import notebook_setup
+
+        return notebook_setup
     if name == "read_trace":
         from .trace import read_trace
 

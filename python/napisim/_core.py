@@ -13,7 +13,7 @@ import numbers
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from . import _napisim
 
@@ -338,49 +338,11 @@ def has_model(name: str) -> bool:
     return name in list_models()
 
 
-def first_model(*candidates: str) -> Optional[str]:
-    """The first of `candidates` that is a registered model, or None (notebooks use it to run
-    whichever variants this build has)."""
-    present = set(list_models())
-    return next((c for c in candidates if c in present), None)
-
-
-def model_spec(candidates: Union[str, Sequence[str]], **params: Any) -> Optional[dict]:
-    """A scenario `models` entry for the first registered model among `candidates`, keeping only the
-    parameters that model declares; None when none is registered. Prints a note for everything it
-    leaves out, so notebooks written against a fuller model set still run (and say what they skipped)."""
-    names = [candidates] if isinstance(candidates, str) else list(candidates)
-    name = first_model(*names)
-    if name is None:
-        print(f"note: no model {' / '.join(names)} in this build: skipped")
-        return None
-    declared = {p["name"].split(".")[0] for p in describe(name)["params"]}
-    dropped = sorted(set(params) - declared)
-    if dropped:
-        print(f"note: model {name} has no parameter {', '.join(dropped)}: its default applies")
-    spec: dict = {"name": name}
-    kept = {k: v for k, v in params.items() if k in declared}
-    if kept:
-        spec["params"] = kept
-    return spec
-
-
-def valid_variants(base: "ScenarioLike", variants: Mapping[str, Optional[Mapping[str, Any]]],
-                   **overrides: Any) -> dict:
-    """The variants ({label: {path: value}}) that validate against `base`; prints why each other one
-    is skipped (a None variant stands for one whose model is missing)."""
-    ok = {}
-    for label, over in variants.items():
-        if over is None:
-            print(f"note: variant '{label}' skipped (model missing in this build)")
-            continue
-        try:
-            validate(base, overrides={**overrides, **over})
-        except ValueError as e:
-            print(f"note: variant '{label}' skipped: {e}")
-            continue
-        ok[label] = over
-    return ok
+def model_spec(name: str, **params: Any) -> dict:
+    """A scenario `models` entry, e.g. model_spec("napi_threaded", cpumask="0-3"). Nothing is dropped or
+    defaulted here: a run or validate() checks the name and every parameter (ValueError naming the
+    JSON pointer)."""
+    return {"name": name, "params": params} if params else {"name": name}
 
 
 class ModelDescription(dict):

@@ -1,7 +1,9 @@
-"""Executing napisim's notebooks (notebooks/*.ipynb) with nbclient: the CI check and the renderer.
+"""napisim's notebooks (notebooks/*.ipynb): their shared setup, and executing them with nbclient for
+the CI check and the rendered copies.
 
-    /usr/bin/python3 -m napisim._notebooks run NB.ipynb...                 # execute, fail on any error
-    /usr/bin/python3 -m napisim._notebooks render --out DIR NB.ipynb...    # execute, write each plot as PNG
+    SMALL = napisim.notebook_setup()                                        # a notebook's first cell
+    /usr/bin/python3 -m napisim._notebooks run NB.ipynb...                  # execute, fail on any error
+    /usr/bin/python3 -m napisim._notebooks render --out DIR NB.ipynb...     # execute, write DIR/NB.ipynb
 
 The notebooks read NAPISIM_NOTEBOOK_SMALL=1 to shrink their scenarios (CI); `run --small` sets it.
 The kernel is "python3"; tools/render_notebooks.sh and CTest point JUPYTER_PATH at the build tree's
@@ -17,6 +19,21 @@ import sys
 from pathlib import Path
 
 
+def notebook_setup() -> bool:
+    """The notebooks' common first step: pandas display options for their tables, a line saying which
+    napisim runs them, and whether to run at reduced size. Returns SMALL: True when
+    NAPISIM_NOTEBOOK_SMALL=1 (CI executes every notebook so, with tiny durations and loads)."""
+    import pandas as pd
+
+    from . import __version__, list_models
+
+    small = os.environ.get("NAPISIM_NOTEBOOK_SMALL") == "1"
+    pd.set_option("display.precision", 3)
+    pd.set_option("display.width", 140)
+    print("napisim", __version__, "| models:", ", ".join(list_models()), "| small:", small)
+    return small
+
+
 def execute(path, small: bool = True, timeout: int = 900, kernel_name: str = "python3"):
     """Executes the notebook in its own directory and returns the executed nbformat node. Raises
     nbclient's CellExecutionError on the first failing cell."""
@@ -30,7 +47,8 @@ def execute(path, small: bool = True, timeout: int = 900, kernel_name: str = "py
     # The kernel must show figures inline (for render), whatever backend the caller uses.
     backend = os.environ.pop("MPLBACKEND", None)
     try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
+        # No timing metadata: a rendered copy changes only where its outputs do.
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, record_timing=False,
                                 resources={"metadata": {"path": str(path.parent)}})
         client.execute()
     finally:
@@ -70,7 +88,7 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="execute notebooks, fail on any error")
     r.add_argument("--small", action="store_true", help="NAPISIM_NOTEBOOK_SMALL=1 (CI sizes)")
     r.add_argument("notebooks", nargs="+")
-    g = sub.add_parser("render", help="execute notebooks at full size and write their plots as PNG")
+    g = sub.add_parser("render", help="execute notebooks at full size and write each, with its outputs, to --out")
     g.add_argument("--out", required=True)
     g.add_argument("--small", action="store_true")
     g.add_argument("notebooks", nargs="+")
@@ -79,13 +97,40 @@ def main(argv=None) -> int:
         print(f"executing {nb_path} ...", file=sys.stderr, flush=True)
         nb = execute(nb_path, small=a.small)
         if a.cmd == "render":
-            out_dir = Path(a.out)
-            stem = Path(nb_path).stem
-            for old in out_dir.glob(f"{stem}_*.png"):
-                old.unlink()
-            for f in extract_pngs(nb, out_dir, stem):
-                print(f"  wrote {f}", file=sys.stderr)
+            write_rendered(nb, Path(a.out) / Path(nb_path).name)
     return 0
+
+
+def _coalesce_streams(cell) -> None:
+    """A progress bar prints one stream output per update, each starting with a carriage return:
+    keep what a terminal shows, one output per stream and the last state of each line."""
+    outputs = []
+    for out in cell.get("outputs", []):
+        prev = outputs[-1] if outputs else None
+        if out.output_type == "stream" and prev is not None and prev.output_type == "stream" and prev.name == out.name:
+            prev.text += out.text
+        else:
+            outputs.append(out)
+    for out in outputs:
+        if out.output_type == "stream":
+            out.text = "\n".join(line.rsplit("\r", 1)[-1] for line in out.text.split("\n"))
+    cell.outputs = outputs
+
+
+def write_rendered(nb, out: Path) -> None:
+    """Writes an executed notebook as its rendered copy: written whole under a temporary name, then
+    renamed, so a failed or interrupted render leaves the previous copy."""
+    import nbformat
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nb.metadata.pop("widgets", None)  # progress-bar widget state: not viewable outside a live kernel
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            _coalesce_streams(cell)
+    tmp = out.with_name(f".{out.name}.tmp")
+    nbformat.write(nb, tmp)
+    tmp.replace(out)
+    print(f"  wrote {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

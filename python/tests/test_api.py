@@ -17,7 +17,8 @@ def test_list_models_sorted_and_has_softirq_napi():
     assert models == sorted(models)
     assert napisim.model_summaries()["napi_irq"]
     assert napisim.has_model("napi_irq") and not napisim.has_model("no_such_model")
-    assert napisim.first_model("no_such_model", "napi_irq") == "napi_irq"
+    assert napisim.model_spec("napi_threaded", cpumask="0-3") == {"name": "napi_threaded", "params": {"cpumask": "0-3"}}
+    assert napisim.model_spec("napi_irq") == {"name": "napi_irq"}
 
 
 def test_describe_lists_every_knob():
