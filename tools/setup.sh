@@ -8,6 +8,7 @@ PKGS=(
   python3-dev python3-numpy python3-pandas python3-matplotlib python3-pytest python3-pybind11
   python3-jsonschema python3-nbclient python3-ipykernel python3-nbformat python3-distributed python3-tqdm
   jupyter-nbconvert valgrind clang-format-14
+  libhwloc-dev hwloc ethtool
 )
 PKGS+=("$@")  # extra packages a tool needs (tools/fuzz.sh: clang and libFuzzer)
 missing=()

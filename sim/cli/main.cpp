@@ -1,5 +1,5 @@
 // napisim command line: run | validate | compare | schema | list-models | list-workloads | list-scenarios |
-// describe | calibrate | trace-gen.
+// describe | calibrate | trace-gen | import-host.
 // Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error, 128 + signal (SIGINT, SIGTERM).
 #include <charconv>
 #include <cstdio>
@@ -15,6 +15,7 @@
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/calibrate/compare.hpp"
+#include "sim/cli/host_commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/model/model.hpp"
@@ -273,6 +274,8 @@ int main(int argc, char** argv) {
                        "response_size, service_ns, seed");
   tracegen->add_option("--out", gen_out, "Output file (default: stdout)");
 
+  const auto host_commands = napisim::cli::add_host_commands(app);  // import-host
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -280,6 +283,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
+    if (const auto rc = napisim::cli::run_host_commands(*host_commands)) return *rc;
     if (run->parsed() && !run_seeds.empty()) {
       // Several seeds: each its own child run (one SimGrid engine per process), as compare runs them.
       if (seed_opt->count() > 0) throw napisim::ConfigError("--seeds", "give --seed or --seeds, not both");
