@@ -1,4 +1,4 @@
-// napisim import-host: its options and what it does, apart from main.cpp.
+// napisim import-host and napisim tune: their options and what they do, apart from main.cpp.
 #pragma once
 
 #include <memory>
@@ -10,10 +10,10 @@ namespace napisim::cli {
 
 struct HostCommands;
 
-/// Adds the import-host subcommand to `app`.
+/// Adds the import-host and tune subcommands to `app`.
 std::shared_ptr<HostCommands> add_host_commands(CLI::App& app);
 
-/// Runs import-host when it was given (its exit status), else nullopt. Errors
+/// Runs import-host or tune when one of them was given (its exit status), else nullopt. Errors
 /// are thrown as main() expects them (ConfigError: bad input, exit 2).
 std::optional<int> run_host_commands(HostCommands& c);
 

@@ -1,5 +1,5 @@
 // napisim command line: run | validate | compare | schema | list-models | list-workloads | list-scenarios |
-// describe | calibrate | trace-gen | import-host.
+// describe | calibrate | trace-gen | import-host | tune.
 // Exit codes: 0 ok, 2 bad input (ConfigError, bad arguments), 1 internal error, 128 + signal (SIGINT, SIGTERM).
 #include <charconv>
 #include <cstdio>
@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
                        "response_size, service_ns, seed");
   tracegen->add_option("--out", gen_out, "Output file (default: stdout)");
 
-  const auto host_commands = napisim::cli::add_host_commands(app);  // import-host
+  const auto host_commands = napisim::cli::add_host_commands(app);  // import-host, tune
 
   try {
     app.parse(argc, argv);
