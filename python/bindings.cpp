@@ -9,17 +9,20 @@
 #include <string>
 #include <vector>
 
+#include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "sim/core/error.hpp"
 #include "sim/core/json.hpp"
+#include "sim/hostimport/host_import.hpp"
 #include "sim/model/model.hpp"
 #include "sim/output/writers.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
+#include "sim/tune/tune.hpp"
 #include "sim/workloads/workload.hpp"
 
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
@@ -123,6 +126,55 @@ std::vector<std::pair<std::string, std::string>> list_models() {
   return out;
 }
 
+// napisim.tune(): the search of sim/tune, its runs done by `run_batch` (napisim.sweep, in Python):
+// it takes {"jobs": [{key, sets, seed}], "metrics": [pointer]} and returns {key: {pointer: value}}.
+std::string tune_json(const std::string& resolved, const std::string& options,
+                      const std::function<std::string(const std::string&)>& run_batch) {
+  const Json o = Json::parse(options);
+  napisim::tune::TuneOptions opt;
+  opt.objective = o.value("objective", opt.objective);
+  opt.cpu_budget = o.value("cpu_budget", opt.cpu_budget);
+  opt.seeds = o.value("seeds", opt.seeds);
+  opt.duration_s = o.value("duration_s", opt.duration_s);
+  opt.eta = o.value("eta", opt.eta);
+  opt.rungs = o.value("rungs", opt.rungs);
+  opt.strategies = o.value("strategies", opt.strategies);
+  opt.what_if = o.value("what_if", opt.what_if);
+  opt.base_dir = o.value("base_dir", opt.base_dir);
+  const napisim::tune::RunBatch batch = [&](const std::vector<napisim::tune::Job>& jobs,
+                                            const std::vector<std::string>& metrics) {
+    Json req{{"jobs", Json::array()}, {"metrics", metrics}};
+    for (const auto& j : jobs)
+      req["jobs"].push_back(Json{{"key", j.key}, {"sets", j.sets}, {"seed", j.seed}});
+    const Json res = Json::parse(run_batch(req.dump()));
+    std::map<std::string, std::map<std::string, double>> out;
+    for (const auto& [key, values] : res.items())
+      for (const auto& [m, v] : values.items())
+        if (v.is_number()) out[key][m] = v.get<double>();
+    return out;
+  };
+  return napisim::tune::run_tune(Json::parse(resolved), opt, batch).dump();
+}
+
+std::string import_host_json(const std::string& options) {
+  const Json o = Json::parse(options);
+  napisim::hostimport::ImportOptions opt;
+  opt.from_dir = o.value("from_dir", opt.from_dir);
+  opt.devices = o.value("devices", opt.devices);
+  opt.napi_get = o.value("napi_get", opt.napi_get);
+  opt.name = o.value("name", opt.name);
+  opt.trace = o.value("trace", opt.trace);
+  opt.rate_rps = o.value("rate_rps", opt.rate_rps);
+  // Distributions travel as JSON text, as the CLI's --request-size takes them.
+  if (o.contains("request_size")) opt.request_size = o["request_size"].dump();
+  if (o.contains("response_size")) opt.response_size = o["response_size"].dump();
+  if (o.contains("service_ns")) opt.service_ns = o["service_ns"].dump();
+  opt.flows = o.value("flows", opt.flows);
+  opt.threads = o.value("threads", opt.threads);
+  const napisim::hostimport::ImportResult r = napisim::hostimport::import_host(opt);
+  return Json{{"scenario", r.scenario}, {"notes", r.notes}}.dump();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_napisim, m) {
@@ -151,6 +203,10 @@ PYBIND11_MODULE(_napisim, m) {
   m.def("describe", &describe, py::arg("name"),
         "A model's or workload's parameters as JSON text: name, kind, summary, params[], schema, text (the CLI's "
         "table).");
+  m.def("tune_json", &tune_json, py::arg("resolved"), py::arg("options"), py::arg("run_batch"),
+        "napisim.tune's search (sim/tune): options as JSON text; run_batch(request JSON) -> results JSON.");
+  m.def("import_host_json", &import_host_json, py::arg("options"), py::call_guard<py::gil_scoped_release>(),
+        "napisim import-host: {scenario, notes} (JSON text) from options (JSON text).");
   m.attr("MAX_JSON_NESTING") = napisim::kMaxJsonNesting;
   m.attr("MAX_JSON_FILE_BYTES") = napisim::kMaxJsonFileBytes;
   m.def("build_info", [] {

@@ -14,6 +14,7 @@ from ._core import (build_info, default_scenario, describe, has_model, has_scena
                     list_workloads, load_scenario, model_spec, model_summaries, schema, scenario_dirs, validate)
 from .compare import compare
 from .sweep import cache_key, default_cache_dir, run, sweep, sweep_result
+from .tune import TuneResult, import_host, tune
 
 __version__ = build_info()["napisim_version"]
 
@@ -22,7 +23,7 @@ __all__ = [
     "model_summaries",
     "has_model", "list_scenarios", "has_scenario", "scenario_dirs", "load_scenario",
     "default_scenario", "build_info", "model_spec", "cache_key", "default_cache_dir", "Result", "plots",
-    "read_trace", "notebook_setup",
+    "read_trace", "notebook_setup", "tune", "TuneResult", "import_host",
 ]
 
 

@@ -1,6 +1,6 @@
 """Type stubs for napisim's private native module (python/bindings.cpp). JSON text in, JSON text out."""
 
-from typing import Optional
+from typing import Callable, Optional
 
 def run_json(
     scenario: str, sets: list[str] = ..., seed: Optional[int] = ..., base_dir: str = ..., trace: str = ...,
@@ -43,3 +43,9 @@ MAX_JSON_NESTING: int
 
 MAX_JSON_FILE_BYTES: int
 """Largest scenario file (or included file) read (kMaxJsonFileBytes in sim/params/json_util.hpp)."""
+
+def tune_json(resolved: str, options: str, run_batch: Callable[[str], str]) -> str:
+    """napisim.tune's search (sim/tune): options as JSON text; run_batch(request JSON) -> results JSON."""
+
+def import_host_json(options: str) -> str:
+    """napisim import-host: {scenario, notes} (JSON text) from options (JSON text)."""
