@@ -230,7 +230,7 @@ class Kernel : public EventSink, public WakeView {
   /// Latency attribution: sockets record where their last data train went (Socket::path), from
   /// its transmit to its delivery, NAPIs their poll time and tasks their first run after a wakeup
   /// (off by default: then none of it is kept). Set before the run starts.
-  void set_stamps(bool on) { stamps_ = on; }
+  void set_stamps(bool on);
   /// Records this host's timeline into `t` as its host `host` (timeline.hpp); null: none (default).
   void set_trace(Timeline* t, int host) {
     trace_ = t;
@@ -425,8 +425,9 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- driver and NIC (nic.cpp) -------------------------------------------------------------
   Proc<int> driver_poll(Ctx ctx, Napi& n, int budget);  // mlx5e_napi_poll-like
-  /// netif_receive_skb_list(): the poll's gro_normal batch (driver, backlog), in order.
-  void netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n);
+  /// netif_receive_skb_list(): the poll's gro_normal batch (driver, backlog), in order; `stamps`
+  /// (set_stamps() only, else null) holds each skb's TrainStamps.
+  void netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n, const TrainStamps* stamps);
   /// A train that reaches NIC `nic` from the wire at `at` (>= now; per NIC in non-decreasing
   /// order, as its ingress port delivers them). Called by the workload when it sends the train.
   void nic_deliver(int nic, const RxEntry& e, Nanos at);
@@ -453,8 +454,18 @@ class Kernel : public EventSink, public WakeView {
   void nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only);
 
   // ---- sockets (socket.cpp) -----------------------------------------------------------------
-  void netif_receive_skb(Ctx ctx, const Skb& skb);  // -> RPS backlog or tcp_v4_rcv
-  Nanos skb_cost(const Skb& skb) const;             // protocol cost charged before delivery
+  void netif_receive_skb(Ctx ctx, const Skb& skb, const TrainStamps* st);  // -> RPS backlog or tcp_v4_rcv
+  /// Latency attribution: the data train `st` (null: one that met no ring) reached `s`'s receive queue now.
+  void stamp_delivery(Socket& s, const TrainStamps* st);
+  /// Latency attribution of requests pipelined on a connection: from now on socket `sock` logs each
+  /// data train's Socket::PathStamps with rcv_nxt after it (set_stamps() on), until path_through()
+  /// passes it.
+  void keep_path_log(int sock);
+  /// The stamps of the train that brought `sock`'s stream up to byte `end` (rcv_nxt counts from
+  /// 0); the trains before it leave the log. The socket's last train's (Socket::path) when it keeps
+  /// no log or the log is empty.
+  Socket::PathStamps path_through(int sock, std::int64_t end);
+  Nanos skb_cost(const Skb& skb) const;  // protocol cost charged before delivery
   void sk_data_ready(Ctx ctx, Socket& s);
   /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
   /// With `owed`, the call returns as the transfer of the events begins and leaves its CPU time
@@ -621,11 +632,12 @@ class Kernel : public EventSink, public WakeView {
   /// skb_flow_limit(): true if the skb must be dropped (its flow fills more than half the history).
   bool skb_flow_limit(SoftnetData& sd, const Skb& skb, std::int64_t qlen);
   void init_flow_limit();  // flow_limit_cpu_bitmap -> per-CPU sd_flow_limit (at boot)
-  void enqueue_to_backlog(int this_cpu, const Skb& skb, int cpu);
+  /// `st`: the skb's TrainStamps (set_stamps() only; null: it met no ring, as lo's).
+  void enqueue_to_backlog(int this_cpu, const Skb& skb, int cpu, const TrainStamps* st);
   void net_rps_send_ipis(Cpu& c);
   Proc<int> process_backlog(Ctx ctx, Napi& n, int quota);
   /// Protocol processing of a batch of skbs (cost charged first, then delivered).
-  Proc<void> deliver_skbs(Ctx ctx, const Skb* skbs, int n);
+  Proc<void> deliver_skbs(Ctx ctx, const Skb* skbs, int n, const TrainStamps* stamps);
 
   // ---- loopback device (loopback.cpp) -------------------------------------------------------
   /// A TCP connection over lo: two sockets, each the other's lo_peer; returns {client, server}.
@@ -669,7 +681,8 @@ class Kernel : public EventSink, public WakeView {
   };
   void rx_enter(Channel& ch, const RxEntry& e, Nanos at);  // a train enters the ring (or is dropped)
   /// Latency attribution: the socket of data train `e` records its way through the ring.
-  void stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start);
+  /// The TrainStamps of `e`, taken by `n`'s poll that began at `poll_start`.
+  TrainStamps stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) const;
   /// A channel as an event or IRQ argument (NIC index << 20 | queue), and back.
   static std::uint64_t channel_code(const Channel& ch);
   Channel& channel_of(std::uint64_t code) { return *nics_[code >> 20]->channels[code & 0xfffff]; }
@@ -741,7 +754,13 @@ class Kernel : public EventSink, public WakeView {
   bool preempt_full_ = false;                        // kp_.sched.preempt == "full", decided once
   bool lazy_rx_ = true;                              // set_lazy_rx()
   bool stamps_ = false;                              // set_stamps()
-  bool ksoftirqd_era_ = false;                       // kp_.ksoftirqd_mode == "4.9-6.4", decided once
+  std::vector<Fifo<TrainStamps>> backlog_stamps_;    // by CPU: beside its input_pkt_queue, with stamps_
+  struct PathLogEntry {
+    std::int64_t end = 0;  // rcv_nxt after the train
+    Socket::PathStamps path;
+  };
+  std::vector<std::unique_ptr<Fifo<PathLogEntry>>> path_logs_;  // by socket id: keep_path_log()
+  bool ksoftirqd_era_ = false;                                  // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   std::uint32_t inet_ehash_secret_ = 0;  // inet_ehash_secret + net_hash_mix(): random per boot, from the seed
   // net_rx_action() refills its list from poll_list and ____napi_schedule() raises no NET_RX inside
   // it (8b43fd3d1d7d, v6.4): kp_.ksoftirqd_mode "v6.5"; the older modes run the code before it.

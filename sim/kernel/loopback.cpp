@@ -65,7 +65,7 @@ void Kernel::loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only
     const Skb skb{peer.id, 1, b, ack, -1, -1};
     ++lo_packets_;
     const int rps_cpu = get_rps_cpu_rxq(this_cpu, map, table, skb);
-    enqueue_to_backlog(this_cpu, skb, rps_cpu >= 0 ? rps_cpu : this_cpu);
+    enqueue_to_backlog(this_cpu, skb, rps_cpu >= 0 ? rps_cpu : this_cpu, nullptr);
   };
   if (ack_only) {
     netif_rx(static_cast<std::uint32_t>(s.rcv_nxt), true);  // ack_seq

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 
 #include "sim/core/event_queue.hpp"
@@ -42,6 +43,18 @@ class NapiScheduleHook {
   virtual void schedule(Kernel& k, struct Napi& n, Cpu& this_cpu) = 0;
 };
 
+/// Latency attribution (Kernel::set_stamps()): where a data train was from the NIC ring to its
+/// poll. It entered the ring at `arrive` and was taken by the poll that began at `poll`, after
+/// `ring` ns of its NAPI's polls had gone to what was ahead of it (`ring_sched` of them since the
+/// NAPI was last scheduled, at `sched`). The stamps ride beside the train's skb (the poll's
+/// batch, an RPS backlog's queue) to its socket, so each train keeps its own whatever else its
+/// socket receives meanwhile.
+struct TrainStamps {
+  Nanos arrive = 0, sched = 0, poll = 0, ring = 0, ring_sched = 0;
+  /// A train that meets no ring and no poll (loopback): all of it at `now`.
+  static TrainStamps at(Nanos now) { return TrainStamps{now, now, now, 0, 0}; }
+};
+
 struct Napi {
   int id = 0;             // napi_id (>= MIN_NAPI_ID in the kernel; here an index)
   Channel* ch = nullptr;  // device queue (null for a backlog NAPI)
@@ -75,6 +88,9 @@ struct Napi {
     sched_at = now;
     sched_polled = polled_ns;
   }
+  // The TrainStamps of the skbs of the poll in progress, beside its batch (set_stamps() only;
+  // a pointer, so that the NAPI in softnet_data adds nothing to a CPU's size without it).
+  std::unique_ptr<TrainStamps[]> stamp_batch;
   // statistics
   std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
 };

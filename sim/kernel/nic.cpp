@@ -234,7 +234,7 @@ void Kernel::nic_arm_irq(Channel& ch) {
 // first three lines, what a delivery touches) is prefetched while this one is delivered: the
 // simulator's own memory, as the driver prefetches the next descriptor; sockets are far apart and
 // each delivery runs long enough to hide the load.
-void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n) {
+void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n, const TrainStamps* stamps) {
   for (int i = 0; i < n; ++i) {
     if (i + 1 < n) {
       const char* next = reinterpret_cast<const char*>(&socket(skbs[i + 1].sock));
@@ -242,7 +242,7 @@ void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n) {
       __builtin_prefetch(next + 64);
       __builtin_prefetch(next + 128);
     }
-    netif_receive_skb(ctx, skbs[i]);
+    netif_receive_skb(ctx, skbs[i], stamps ? &stamps[i] : nullptr);
   }
 }
 
@@ -265,6 +265,11 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
   SkbBatch<kMaxBatch> batch;
+  TrainStamps* stamps = nullptr;  // beside the batch, under set_stamps()
+  if (stamps_) {
+    if (!n.stamp_batch) n.stamp_batch = std::make_unique<TrainStamps[]>(kMaxBatch);
+    stamps = n.stamp_batch.get();
+  }
   // gro_normal_one() (include/net/gro.h v6.6): napi->rx_count += segs (a GRO skb counts its
   // segments, 8dc1c444df19, v5.12), flushed at gro_normal_batch; the batch array bounds the skbs.
   const std::int64_t batch_limit = kp_.net.gro_normal_batch;
@@ -280,7 +285,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     cost += static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
     if (e.polled < e.segs) continue;  // GRO holds the partial train until its last segment
     Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
-    if (stamps_ && !e.ack_only) stamp_rx(n, e, poll_start);
+    if (stamps) stamps[nb] = stamp_rx(n, e, poll_start);
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
     cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
@@ -291,7 +296,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
       co_await exec(ctx, cost);
       rx_sync(ch);
       cost = 0;
-      netif_receive_skb_list(ctx, batch.data(), nb);
+      netif_receive_skb_list(ctx, batch.data(), nb, stamps);
       nb = 0;
       rx_count = 0;
     }
@@ -301,7 +306,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   // mlx5e_napi_poll(): the reaped descriptors go back to the hardware only when the poll refills
   // the ring (rq->post_wqes() after mlx5e_poll_rx_cq()), so they hold ring space until then.
   ch.ring_pkts -= work;
-  netif_receive_skb_list(ctx, batch.data(), nb);
+  netif_receive_skb_list(ctx, batch.data(), nb, stamps);
   n.packets += static_cast<std::uint64_t>(work);
   if (stamps_) {
     n.polled_ns += host_.now() - poll_start;
@@ -315,15 +320,16 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   co_return tx_busy ? budget : work;
 }
 
-void Kernel::stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) {
+TrainStamps Kernel::stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) const {
   // A train that arrived during this very poll (taken after one of its exec steps) waited for no
   // earlier poll: its poll stage starts at its arrival.
-  Socket::PathStamps& p = socket(e.sock).path;
+  TrainStamps p;
   p.arrive = e.at;
   p.sched = n.sched_at;
   p.poll = std::max(poll_start, e.at);
   p.ring = std::max<Nanos>(0, n.polled_ns - e.ring_mark);
   p.ring_sched = std::max<Nanos>(0, n.polled_ns - std::max(e.ring_mark, n.sched_polled));
+  return p;
 }
 
 void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only) {

@@ -111,7 +111,7 @@ bool Kernel::skb_flow_limit(SoftnetData& sd, const Skb& skb, std::int64_t qlen) 
   return false;
 }
 
-void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
+void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target, const TrainStamps* st) {
   SoftnetData& sd = cpu(target).sd;
   const auto qlen = static_cast<std::int64_t>(sd.input_pkt_queue.size());
   if (qlen > kp_.net.netdev_max_backlog || skb_flow_limit(cpu(this_cpu).sd, skb, qlen)) {
@@ -122,6 +122,7 @@ void Kernel::enqueue_to_backlog(int this_cpu, const Skb& skb, int target) {
   Skb queued = skb;
   queued.rps_cpu = -1;
   sd.input_pkt_queue.push_back(queued);
+  if (stamps_) backlog_stamps_[static_cast<std::size_t>(target)].push_back(st ? *st : TrainStamps::at(host_.now()));
   ++sd.input_queue_tail;
   if (qlen == 0 && !(sd.backlog.state & kSched)) {
     sd.backlog.state |= kSched;
@@ -146,13 +147,13 @@ void Kernel::net_rps_send_ipis(Cpu& c) {
   c.sd.rps_ipi_list.clear();
 }
 
-Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n) {
+Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n, const TrainStamps* stamps) {
   Nanos cost = 0;
   for (int i = 0; i < n; ++i)
     cost += skb_cost(skbs[i]);
   co_await exec(ctx, cost);
   const std::uint64_t acks = delayed_acks_;
-  netif_receive_skb_list(ctx, skbs, n);
+  netif_receive_skb_list(ctx, skbs, n, stamps);
   // ACKs sent by the rcv_mss rule (__tcp_ack_snd_check) depend on the delivery itself: their
   // tcp_send_ack() cost follows the batch.
   co_await exec(ctx, static_cast<Nanos>(delayed_acks_ - acks) * costs_.tx_ack_ns);
@@ -165,16 +166,26 @@ Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {
   constexpr int kMaxBatch = 64;
   SkbBatch<kMaxBatch> batch;
   const int limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
+  TrainStamps* stamps = nullptr;  // beside the batch, under set_stamps()
+  if (stamps_) {
+    if (!n.stamp_batch) n.stamp_batch = std::make_unique<TrainStamps[]>(kMaxBatch);
+    stamps = n.stamp_batch.get();
+  }
   int work = 0;
   for (;;) {
     int nb = 0;
     while (work < quota && nb < limit && !sd.input_pkt_queue.empty()) {
+      if (stamps) {
+        Fifo<TrainStamps>& q = backlog_stamps_[static_cast<std::size_t>(n.backlog_cpu)];
+        stamps[nb] = q.front();
+        q.pop_front();
+      }
       batch.put(static_cast<std::size_t>(nb++), sd.input_pkt_queue.front());
       sd.input_pkt_queue.pop_front();
       ++sd.input_queue_head;
       ++work;
     }
-    if (nb > 0) co_await deliver_skbs(ctx, batch.data(), nb);
+    if (nb > 0) co_await deliver_skbs(ctx, batch.data(), nb, stamps);
     // softnet_data.processed counts every skb (__netif_receive_skb_core), including those of a
     // poll that used its whole quota (they were not counted before).
     sd.processed += static_cast<std::uint64_t>(nb);

@@ -79,9 +79,9 @@ Nanos Kernel::skb_cost(const Skb& skb) const {
   return c;
 }
 
-void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
+void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb, const TrainStamps* st) {
   if (skb.rps_cpu >= 0) {  // netif_receive_skb_list_internal(): RPS steers it to a backlog
-    enqueue_to_backlog(ctx_cpu(ctx), skb, skb.rps_cpu);
+    enqueue_to_backlog(ctx_cpu(ctx), skb, skb.rps_cpu, st);
     return;
   }
   Socket& s = socket(skb.sock);
@@ -92,7 +92,7 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
   }
   s.rx_avail += skb.bytes;
   s.rcv_nxt += skb.bytes;
-  if (stamps_) s.path.deliver = now();
+  if (stamps_) stamp_delivery(s, st);
   if (s.rx_timestamps) s.rx_stamps.push_back(Socket::RxStamp{s.rcv_nxt, now()});
   ++s.rx_skbs;
   if (s.spinner) spin_wake(*s.spinner);  // sk_busy_loop_end() sees the data
@@ -108,6 +108,34 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb) {
     }
   }
   sk_data_ready(ctx, s);
+}
+
+void Kernel::set_stamps(bool on) {
+  stamps_ = on;
+  backlog_stamps_.assign(on ? static_cast<std::size_t>(nr_cpus()) : 0, Fifo<TrainStamps>(64));
+}
+
+void Kernel::stamp_delivery(Socket& s, const TrainStamps* st) {
+  Socket::PathStamps& p = s.path;
+  static_cast<TrainStamps&>(p) = st ? *st : TrainStamps::at(now());
+  p.deliver = now();
+  if (static_cast<std::size_t>(s.id) < path_logs_.size() && path_logs_[static_cast<std::size_t>(s.id)])
+    path_logs_[static_cast<std::size_t>(s.id)]->push_back(PathLogEntry{s.rcv_nxt, p});
+}
+
+void Kernel::keep_path_log(int sock) {
+  if (path_logs_.size() <= static_cast<std::size_t>(sock)) path_logs_.resize(static_cast<std::size_t>(sock) + 1);
+  path_logs_[static_cast<std::size_t>(sock)] = std::make_unique<Fifo<PathLogEntry>>(4);
+}
+
+Socket::PathStamps Kernel::path_through(int sock, std::int64_t end) {
+  const Socket& s = socket(sock);
+  Fifo<PathLogEntry>* log =
+      static_cast<std::size_t>(sock) < path_logs_.size() ? path_logs_[static_cast<std::size_t>(sock)].get() : nullptr;
+  if (!log) return s.path;
+  while (!log->empty() && log->front().end < end)
+    log->pop_front();
+  return log->empty() ? s.path : log->front().path;
 }
 
 void Kernel::sk_data_ready(Ctx ctx, Socket& s) {

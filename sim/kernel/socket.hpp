@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/fifo.hpp"
+#include "sim/kernel/napi.hpp"
 #include "sim/kernel/task.hpp"
 
 namespace napisim {
@@ -59,12 +60,10 @@ struct alignas(64) Socket {
   };
   Fifo<RxStamp> rx_stamps{4};
   // Latency attribution (Kernel::set_stamps()): the last data train sent on this socket left at
-  // `tx`; the last one received entered the ring at `arrive`, was taken by the poll that began at
-  // `poll` after `ring` ns of its NAPI's polls had gone to what was ahead of it (`ring_sched` of
-  // them since the NAPI was last scheduled, at `sched`), and reached the receive queue at
-  // `deliver`.
-  struct PathStamps {
-    Nanos tx = 0, arrive = 0, sched = 0, poll = 0, ring = 0, ring_sched = 0, deliver = 0;
+  // `tx`; the last one received carried `TrainStamps` from the ring and reached the receive queue
+  // at `deliver`.
+  struct PathStamps : TrainStamps {
+    Nanos tx = 0, deliver = 0;
   };
   PathStamps path;
 };

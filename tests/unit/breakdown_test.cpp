@@ -92,6 +92,45 @@ TEST(BreakdownTest, KernelStampsRingIrqAndPollOfEachTrain) {
   EXPECT_EQ(all2["stage_ns"]["server.epoll_return"].get<double>(), 0.0);
 }
 
+TEST(BreakdownTest, EachTrainOfASocketKeepsItsOwnStampsToTheReceiveQueue) {
+  // Two trains of one socket in one poll, delivered directly or through an RPS backlog on
+  // another CPU. One queue with rx-usecs 10 / rx-frames 128, IRQ on CPU 0, rx_pkt_ns = 2 us:
+  //  A1 (1000 bytes) arrives at 1 us and starts the moderation timer: IRQ and NAPI schedule at 11;
+  //  A2 (1000 bytes) arrives at 3 us. The poll at 11 takes both (4 us) and hands them up
+  //    together at 15 (gro_normal_batch 8): each is delivered at 15 (RPS: the backlog on CPU 1,
+  //    its IPI and poll free, also at 15), with its own arrival in the socket's log.
+  for (const bool rps : {false, true}) {
+    SCOPED_TRACE(rps ? "rps" : "direct");
+    CostParams costs = zero_costs();
+    costs.rx_pkt_ns = 2000;
+    Rig r(shape(2), KernelParams{}, costs);
+    NicParams np = one_queue_nic();
+    np.rx_usecs = 10;
+    np.rx_frames = 128;
+    r.k.add_nic(np, "/nic");
+    if (rps) r.k.enable_rps().map = {{1}};
+    r.k.set_stamps(true);
+    Socket& a = r.k.add_socket(0, 0);
+    r.k.keep_path_log(a.id);
+    At at(r.host);
+    at(us(1), [&] { r.k.nic_rx(0, pkt(a.id)); });
+    at(us(3), [&] { r.k.nic_rx(0, pkt(a.id)); });
+    r.run_to(us(100));
+    const Socket::PathStamps first = r.k.path_through(a.id, 1000);
+    EXPECT_EQ(first.arrive, us(1));
+    EXPECT_EQ(first.sched, us(11));
+    EXPECT_EQ(first.poll, us(11));
+    EXPECT_EQ(first.deliver, us(15));
+    const Socket::PathStamps second = r.k.path_through(a.id, 2000);
+    EXPECT_EQ(second.arrive, us(3));
+    EXPECT_EQ(second.sched, us(11));
+    EXPECT_EQ(second.poll, us(11));
+    EXPECT_EQ(second.deliver, us(15));
+    EXPECT_EQ(r.k.path_through(a.id, 1000).arrive, us(3));  // the first train's entry is passed
+    EXPECT_EQ(a.path.arrive, us(3));                        // the last train's, as before
+  }
+}
+
 TEST(BreakdownTest, BandsHoldTheRequestsBetweenPercentiles) {
   // Nine requests of 100 ns (60 + 40) and one of 1000 ns (100 + 900). p50 and p90 are both 100
   // (the 9th of 10 samples), so p0-p50 holds the nine, p50-p90 none, p90-p100 the slow one.
