@@ -329,6 +329,9 @@ void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool 
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
+  // The response's transmit is now: client_receive() below cuts the request before the server's
+  // thread resumes to record it.
+  if (breakdown_) marks_[static_cast<std::size_t>(sock)].srv_tx = k_->now();
   // Nothing on the idealised client depends on anything but this train, so what it does when the
   // train arrives is computed now, at the arrival time (no event per response): the host's port
   // and the server's ingress port are FIFOs, so later computations still see later times.

@@ -239,5 +239,49 @@ TEST(BreakdownTest, OneFlowBetweenTwoHostsHandChecked) {
   EXPECT_EQ(r.at("summary").at("latency_ns").at("max").get<double>(), 38328.0);
 }
 
+TEST(BreakdownTest, IdealisedClientCutsTheResponseAtItsTransmit) {
+  // The one-flow run above with the idealised client (client_tx_ns = client_rx_ns = 3 us): the
+  // client computes its side inside the response's transmit, so the cut must already see that
+  // transmit. The server's stages are those above (server.send = send_ns, 2000); the client's
+  // stack is client.send and client.app, 3000 each, and its receive path 0.
+  CostParams costs = zero_costs();
+  costs.rx_pkt_ns = 1000;
+  costs.rx_skb_ns = 400;
+  costs.wakeup_ns = 600;
+  costs.send_ns = 2000;
+  costs.recv_ns = 500;
+  costs.epoll_ctl_ns = 300;
+  costs.ctx_switch_ns = 1500;
+  Json doc = default_scenario();
+  doc["costs"] = params_to_json(costs);
+  doc["topology"]["cores_per_llc"] = 2;
+  doc["nics"] = Json::parse(R"([{"queues": 1, "irq_affinity": "0", "rx_usecs": 8, "rx_frames": 128}])");
+  doc["kernel"] = Json::parse(R"({"cache_model": false})");
+  doc["platform"] = Json::parse(R"({"clients": [{"stack": "idealised"}]})");
+  doc["workload"]["params"] = Json::parse(
+      R"({"num_flows": 1, "num_threads": 1, "server_user_ns": 0, "client_tx_ns": 3000, "client_rx_ns": 3000})");
+  apply_overrides(doc, {"warmup_s=0.001", "duration_s=0.001"});
+  const Scenario s = parse_scenario(doc);
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.set_explain();
+  sim.run_standalone();
+  const Json r = sim.result(Json::object());
+  const Json& bd = r.at("latency_breakdown");
+  EXPECT_EQ(bd.at("clamped"), 0u);
+  const Json& all = bd.at("bands").back();
+  ASSERT_GT(all.at("requests").get<int>(), 20);
+  const Json& ns = all.at("stage_ns");
+  EXPECT_EQ(ns.at("client.send").get<double>(), 3000.0);
+  EXPECT_EQ(ns.at("server.irq").get<double>(), 8000.0);
+  EXPECT_EQ(ns.at("server.napi").get<double>(), 2000.0);
+  EXPECT_EQ(ns.at("server.epoll_return").get<double>(), 1500.0);
+  EXPECT_EQ(ns.at("server.app").get<double>(), 800.0);
+  EXPECT_EQ(ns.at("server.send").get<double>(), 2000.0);
+  EXPECT_EQ(ns.at("client.app").get<double>(), 3000.0);
+  for (const char* rx : {"irq", "ring", "net_rx_wait", "napi", "socket_queue", "runq", "epoll_return", "epoll_batch"})
+    EXPECT_EQ(ns.at(std::string("client.") + rx).get<double>(), 0.0) << rx;
+  EXPECT_EQ(all.at("latency_ns").get<double>(), r.at("summary").at("latency_ns").at("max").get<double>());
+}
+
 }  // namespace
 }  // namespace napisim
