@@ -168,6 +168,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
     f.rmem += truesize(r);
     f.unread.push_back(r);  // TCP keeps the byte stream in order: the server frames it so
     f.waiting.push_back(r);
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].q.push_back(Marks{});
     ++sent_;
     if (in_window(r.sent)) ++sent_in_window_;
     if (send_log_) send_log_->push_back(r.sent);
@@ -177,6 +178,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
       co_await ck.sys_send(t, cs, chunk);
       left -= chunk;
     }
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].q.back().tx = cs.path.tx;  // only this thread adds to it
   };
   switch (load_.kind) {
     case RpcLoad::Kind::kClosed:  // every connection's first request at once, as neper's client
@@ -220,18 +222,28 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
     } else {
       n = co_await ck.epoll_pwait2(t, *th.ep, static_cast<int>(p_.maxevents), events, next - ck.now());
     }
+    const Nanos epoll_ret = ck.now();
+    const Nanos run = t.wake_ran_at;
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))];
+      const Nanos handler = ck.now();
       f.resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
       while (!f.waiting.empty() && f.resp_got >= static_cast<std::int64_t>(f.waiting.front().response_size)) {
         const Request r = f.waiting.front();
         f.waiting.pop_front();
         f.resp_got -= r.response_size;
         ++completed_;
-        if (in_window(ck.now())) {
+        const bool measured = in_window(ck.now());
+        if (measured) {
           ++measured_;
           hist_.record(ck.now() - r.sent);
+        }
+        if (breakdown_) {
+          FlowMarks& fm = marks_[static_cast<std::size_t>(f.sock)];
+          fm.resp_end += r.response_size;
+          fm.q.front().cli = RxMarks{ck.path_through(cs.id, fm.resp_end), run, epoll_ret, handler};
+          answered(f.sock, r.sent, ck.now(), measured);
         }
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
         if (load_.kind != RpcLoad::Kind::kClosed) continue;
@@ -306,6 +318,7 @@ void RpcServer::send_request(Flow& f, const Request& r) {
   // (sk_stream_memory_free() false) makes a non-blocking send() fail, and an open-loop client
   // cannot send the request at all. A closed-loop flow never has more than one outstanding.
   const std::int64_t size = truesize(r);
+  Nanos tx = 0;  // held: set when the window opens
   if (!f.held.empty() || f.rmem + size > p_.rcvbuf) {
     if (f.wmem + size > p_.sndbuf) {
       ++unsent_;
@@ -315,12 +328,18 @@ void RpcServer::send_request(Flow& f, const Request& r) {
     f.wmem += size;
     f.held.push_back(r);
   } else {
-    transmit(f, r, r.sent + p_.client_tx_ns);
+    tx = r.sent + p_.client_tx_ns;
+    transmit(f, r, tx);
   }
   ++sent_;
   if (in_window(r.sent)) ++sent_in_window_;
   if (send_log_) send_log_->push_back(r.sent);
   f.waiting.push_back(r);
+  if (breakdown_) {
+    Marks m;
+    m.tx = tx;
+    marks_[static_cast<std::size_t>(f.sock)].q.push_back(m);
+  }
 }
 
 void RpcServer::transmit(Flow& f, const Request& r, Nanos depart) {
@@ -338,12 +357,22 @@ Proc<void> RpcServer::worker(Worker& w) {
   for (;;) {
     int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
     if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
+    // The worker may sleep in a handler (block_ns), so its last wakeup's first run is read here.
+    const Nanos epoll_ret = k.now();
+    const Nanos run = t.wake_ran_at;
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
+      const Nanos handler = k.now();
       f.srv_got += co_await k.sys_recv(t, s, p_.buffer_size);
+      const Nanos recv_done = k.now();
       while (!f.unread.empty() && f.srv_got >= static_cast<std::int64_t>(f.unread.front().request_size)) {
         const Request r = f.unread.front();
+        // Flow::waiting holds the requests read by the server and not yet answered, then the
+        // unread ones, then the held ones: this is request number `seq` of the flow.
+        const std::uint64_t seq = breakdown_ ? marks_[static_cast<std::size_t>(s.id)].first + f.waiting.size() -
+                                                   f.held.size() - f.unread.size()
+                                             : 0;
         f.unread.pop_front();
         f.rmem -= truesize(r);
         if (!f.held.empty() && !f.window_update) {
@@ -359,6 +388,12 @@ Proc<void> RpcServer::worker(Worker& w) {
           s.rx_stamps.pop_front();
         const Nanos readable = s.rx_stamps.empty() ? k.now() : s.rx_stamps.front().at;
         const Nanos begin = k.now();
+        if (breakdown_) {
+          Marks& m = marks(s.id, seq);
+          m.srv = RxMarks{k.path_through(s.id, f.srv_end), run, epoll_ret, handler};
+          m.recv_done = recv_done;
+          m.service = begin;
+        }
         const bool counted = in_window(begin);
         if (counted) {
           ++started_;
@@ -368,6 +403,7 @@ Proc<void> RpcServer::worker(Worker& w) {
         const Nanos service =
             r.service_ns >= 0 ? r.service_ns : static_cast<Nanos>(std::llround(service_.sample(w.rng)));
         co_await k.exec(k.task_ctx(t, CpuClass::kUser), service);
+        const Nanos service_done = k.now();
         if (p_.block_probability > 0 && w.rng.bernoulli(p_.block_probability)) {
           const auto off = static_cast<Nanos>(std::llround(block_.sample(w.rng)));
           if (off > 0) {
@@ -376,11 +412,17 @@ Proc<void> RpcServer::worker(Worker& w) {
             co_await k.sleep_on(t, w.sleep);
           }
         }
+        if (breakdown_) {
+          Marks& m = marks(s.id, seq);
+          m.service_done = service_done;
+          m.unblocked = k.now();
+        }
         for (std::int64_t left = r.response_size; left > 0;) {
           const std::int64_t chunk = std::min(left, p_.buffer_size);
           co_await k.sys_send(t, s, chunk);
           left -= chunk;
         }
+        if (breakdown_) marks(s.id, seq).srv_tx = s.path.tx;
         if (counted) service_hist_.record(k.now() - begin);
       }
       Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
@@ -412,9 +454,19 @@ void RpcServer::client_receive(const Train& tr) {
     f.waiting.pop_front();
     f.resp_got -= r.response_size;
     ++completed_;
-    if (in_window(now)) {
+    const bool measured = in_window(now);
+    if (measured) {
       ++measured_;
       hist_.record(now - r.sent);
+    }
+    if (breakdown_) {
+      // The idealised client's stack is one stage, client.app: client_rx_ns from the wire to recv().
+      const Nanos wire = now - p_.client_rx_ns;
+      Socket::PathStamps p;
+      static_cast<TrainStamps&>(p) = TrainStamps::at(wire);
+      p.deliver = wire;
+      marks_[static_cast<std::size_t>(tr.sock)].q.front().cli = RxMarks{p, wire, wire, wire};
+      answered(tr.sock, r.sent, now, measured);
     }
     if (load_.kind == RpcLoad::Kind::kClosed) after_response(f);
   }
@@ -515,6 +567,8 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       f.window_update = false;
       while (!f.held.empty() && f.rmem + truesize(f.held.front()) <= p_.rcvbuf) {
         const Request r = f.held.front();
+        if (breakdown_)
+          marks(f.sock, marks_[arg].first + f.waiting.size() - f.held.size()).tx = k_->now() + p_.client_tx_ns;
         f.held.pop_front();
         f.wmem -= truesize(r);
         transmit(f, r, k_->now() + p_.client_tx_ns);
@@ -549,6 +603,87 @@ void RpcServer::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
   client_resend(clients_, uplink_, flows_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false},
                 p_.rto_ns);
+}
+
+namespace {
+
+// A request's stages in path order (enable_breakdown() names them; cut_rx() fills each host's
+// kRxStages).
+enum Stage : std::size_t {
+  kCliSend,
+  kWireReq,
+  kServer,
+  kSrvRecv = kServer + kRxStages,
+  kSrvQueue,
+  kSrvService,
+  kSrvBlock,
+  kSrvSend,
+  kWireResp,
+  kClient,
+  kCliApp = kClient + kRxStages,
+  kNumStages
+};
+
+}  // namespace
+
+bool RpcServer::enable_breakdown() {
+  std::vector<LatencyBreakdown::Stage> st = {
+      {"client.send",
+       "from rr_ts_1 to the request's transmit: the send() syscall (client), or the idealised client's "
+       "client_tx_ns and its wait behind a closed window"},
+      {"wire.request",
+       "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the "
+       "server's ingress port, and retransmission after a drop"}};
+  add_rx_stages(st, "server");
+  st.push_back({"server.recv", "the worker's recv() that read the request's last byte"});
+  st.push_back({"server.queue",
+                "the service and responses of the requests ahead of it in the same read (pipelined on its "
+                "connection)"});
+  st.push_back({"server.service", "its service_ns of user-mode CPU, with whatever preempted the worker"});
+  st.push_back(
+      {"server.block", "off-CPU blocking after its service (block_probability): asleep, then waiting for a CPU"});
+  st.push_back({"server.send", "the send() of its response, to the response's transmit (server)"});
+  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  add_rx_stages(st, "client");
+  st.push_back({"client.app",
+                "the client's recv() that read the response's last byte, and its handling of the responses "
+                "ahead of it in that read, to rr_ts_2 (the idealised client: client_rx_ns)"});
+  NAPISIM_ASSERT(st.size() == kNumStages, "rpc workload: the stage names do not follow enum Stage");
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  marks_.assign(flows_.size(), FlowMarks{});
+  // Several requests of a connection may be in flight: each is cut with the train that carried its
+  // own last byte, on both hosts.
+  for (int sock : flow_socks_) {
+    const Flow& f = flows_[static_cast<std::size_t>(sock)];
+    k_->keep_path_log(sock);
+    if (f.csock >= 0) paths_[static_cast<std::size_t>(f.host)].kernel->keep_path_log(f.csock);
+  }
+  return true;
+}
+
+Json RpcServer::latency_breakdown() const {
+  return breakdown_ ? breakdown_->report(report_percentiles(p_.percentiles)) : Json(nullptr);
+}
+
+void RpcServer::answered(int sock, Nanos begin, Nanos end, bool measured) {
+  FlowMarks& fm = marks_[static_cast<std::size_t>(sock)];
+  if (measured) {
+    const Marks& m = fm.q.front();
+    LatencyBreakdown::Cut c(*breakdown_, begin, end);
+    c.next(kCliSend, m.tx);
+    c.next(kWireReq, m.srv.path.arrive);
+    cut_rx(c, kServer, m.srv);
+    c.next(kSrvRecv, m.recv_done);
+    c.next(kSrvQueue, m.service);
+    c.next(kSrvService, m.service_done);
+    c.next(kSrvBlock, m.unblocked);
+    c.next(kSrvSend, m.srv_tx);
+    c.next(kWireResp, m.cli.path.arrive);
+    cut_rx(c, kClient, m.cli);
+    c.record(kCliApp);
+  }
+  fm.q.pop_front();
+  ++fm.first;
 }
 
 void RpcServer::report(Json& summary, Json& workload) const {

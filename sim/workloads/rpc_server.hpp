@@ -185,6 +185,8 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   void report(Json& summary, Json& workload) const override;
   Json conservation() const override;
   const Histogram* latency_histogram() const override { return &hist_; }
+  bool enable_breakdown() override;
+  Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
@@ -254,6 +256,28 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::size_t trace_next = 0;
     Nanos trace_base = 0;
   };
+  // Latency attribution (run --explain): the points a request in flight passed. Requests of a
+  // connection may be pipelined, so each has its own, kept beside Flow::waiting (the same
+  // requests in the same order; `first` counts the requests popped from both).
+  struct Marks {
+    Nanos tx = 0;  // the request's transmit (client)
+    RxMarks srv;   // the server's receive path, to the handler whose recv() read its last byte
+    Nanos recv_done = 0, service = 0, service_done = 0, unblocked = 0, srv_tx = 0;
+    RxMarks cli;  // the client's receive path, to the handler that read its response's last byte
+  };
+  struct FlowMarks {
+    Fifo<Marks> q{4};
+    std::uint64_t first = 0;    // the number of the request at q.front()
+    std::int64_t resp_end = 0;  // client: stream offset of the end of the last complete response
+  };
+  /// The marks of request number `seq` of the flow on server socket `sock`.
+  Marks& marks(int sock, std::uint64_t seq) {
+    FlowMarks& fm = marks_[static_cast<std::size_t>(sock)];
+    NAPISIM_ASSERT(seq - fm.first < fm.q.size(), "rpc workload: marks of a request not in flight");
+    return fm.q[static_cast<std::size_t>(seq - fm.first)];
+  }
+  /// The oldest request of `sock` is answered at `end`: cut it (when measured) and drop its marks.
+  void answered(int sock, Nanos begin, Nanos end, bool measured);
   enum Kind : std::uint32_t {
     kStart = 1,
     kClientArrive = 3,
@@ -313,6 +337,8 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   std::uint64_t started_ = 0, overloaded_ = 0, blocked_ = 0;
   std::uint64_t drops_ = 0;
   Histogram hist_, queue_hist_, service_hist_;
+  std::unique_ptr<LatencyBreakdown> breakdown_;  // --explain
+  std::vector<FlowMarks> marks_;                 // by server socket, with breakdown_
 };
 
 }  // namespace napisim

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -154,6 +155,40 @@ TEST(AppTest, OverloadCountsRequestsThatWaitedPastTheThreshold) {
   EXPECT_NEAR(app["queue_ns"]["max"].get<double>(), 200000, 2000);
   EXPECT_NEAR(app["queue_ns"]["mean"].get<double>(), 100000, 1000);
   EXPECT_NEAR(r.lat("max"), 300000, 3000);
+}
+
+// ---- latency attribution of pipelined requests (run --explain) ----
+
+TEST(AppTest, PipelinedRequestsAreEachCutWithTheirOwnTrain) {
+  // Three 1-byte requests on one connection (wire times round to 0 at 10 Tb/s), at 0, 5 and
+  // 6 us, 20 us of service each, every other cost 0:
+  //   R1 arrives at 0, wakes the worker: served 0-20, answered at 20 (server.service 20).
+  //   R2 arrives at 5 and R3 at 6 while the worker serves R1: both wait in the socket until the
+  //   worker's next epoll_wait() at 20 (socket_queue 15 and 14); one recv() reads both. R2 is
+  //   served 20-40; R3 waits behind it (server.queue 20) and is served 40-60.
+  // Latencies 20, 35 and 54 us. Had R2 been cut with its socket's last train (R3's, at 6), its
+  // wire.request would be 1 us and its socket_queue 14.
+  const std::string f =
+      temp_file("pipelined.csv", "timestamp,flow,service_ns\n0,0,20000\n0.000005,0,20000\n0.000006,0,20000\n");
+  Json doc = zero_cost_scenario(
+      {{"type", "trace"}, {"params", {{"file", f}, {"num_threads", 1}, {"request_size", 1}, {"response_size", 1}}}});
+  const Scenario s = parse_scenario(doc, ".");
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.set_explain();
+  sim.run_standalone();
+  const Json r = sim.result(Json::object());
+  const Json& bd = r.at("latency_breakdown");
+  EXPECT_EQ(bd.at("clamped"), 0u);
+  const Json& all = bd.at("bands").back();
+  ASSERT_EQ(all.at("requests"), 3u);
+  const std::map<std::string, double> total = {
+      {"server.service", 60000}, {"server.socket_queue", 29000}, {"server.queue", 20000}};
+  for (const auto& [name, ns] : all.at("stage_ns").items()) {
+    const auto it = total.find(name);
+    EXPECT_DOUBLE_EQ(3 * ns.get<double>(), it == total.end() ? 0.0 : it->second) << name;
+  }
+  EXPECT_DOUBLE_EQ(3 * all.at("latency_ns").get<double>(), 109000.0);
+  EXPECT_EQ(r.at("summary").at("latency_ns").at("max").get<double>(), 54000.0);
 }
 
 // ---- TCP flow control bounds what an overloaded connection queues ----
