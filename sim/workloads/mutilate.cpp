@@ -350,10 +350,13 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
     } else {
       n = co_await ck.epoll_wait_until(t, *th.ep, static_cast<int>(p_.maxevents), events, next);
     }
+    const Nanos epoll_ret = ck.now();
+    const Nanos run = t.wake_ran_at;
     for (int e = 0; e < n; ++e) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(e)]);
       Conn& c = conns_[static_cast<std::size_t>(
           conn_of_sock_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))])];
+      const Nanos handler = ck.now();
       c.resp_got += co_await ck.sys_recv(t, cs, p_.read_buffer);
       // read_callback(): complete responses, oldest first; the server filled in resp_bytes.
       while (!c.client_ops.empty() && c.client_ops.size() > c.server_ops.size()) {
@@ -361,6 +364,11 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
         if (op.resp_bytes == 0 || c.resp_got < op.resp_bytes) break;
         c.resp_got -= op.resp_bytes;
         c.client_ops.pop_front();
+        if (breakdown_) {
+          ConnMarks& cm = conn_marks(c);
+          cm.resp_end += op.resp_bytes;
+          cm.q.front().cli = RxMarks{ck.path_through(cs.id, cm.resp_end), run, epoll_ret, handler};
+        }
         finish_op(c, op, ck.now());
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
       }
@@ -375,6 +383,7 @@ Proc<void> Mutilate::client_drive(Kernel& ck, Task& t, Conn& c) {
     const Nanos now = ck.now();
     if (now < c.next_time) co_return;  // WAITING_FOR_TIME
     co_await ck.sys_send(t, ck.socket(c.csock), issue_due(c, now));
+    if (breakdown_) conn_marks(c).q.back().tx = ck.socket(c.csock).path.tx;  // only this thread adds to it
   }
 }
 
@@ -399,6 +408,7 @@ void Mutilate::drive_write_machine(Conn& c, Nanos now) {
       return;
     }
     const std::uint32_t bytes = issue_due(c, now);
+    if (breakdown_) conn_marks(c).q.back().tx = now + p_.client_tx_ns;
     uplink_.send_message(c.host, c.sock, bytes, now + p_.client_tx_ns);
   }
 }
@@ -438,6 +448,7 @@ std::uint32_t Mutilate::new_op(Conn& c, Nanos now) {
   }
   c.client_ops.push_back(op);
   c.server_ops.push_back(op);
+  if (breakdown_) conn_marks(c).q.push_back(Marks{});
   max_outstanding_ = std::max<std::uint64_t>(max_outstanding_, c.client_ops.size());
   NAPISIM_ASSERT(c.client_ops.size() <= static_cast<std::size_t>(p_.depth), "mutilate: more outstanding than --depth");
   ++issued_;
@@ -452,11 +463,15 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
   for (;;) {
     int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
     if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
+    const Nanos epoll_ret = k.now();
+    const Nanos run = t.wake_ran_at;
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(s.id)])];
+      const Nanos handler = k.now();
       co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.event_ns);  // event_handler -> drive_machine
       c.req_got += co_await k.sys_recv(t, s, p_.read_buffer);        // try_read_network
+      const Nanos read_done = k.now();
       // Every complete command in the read buffer, then one transmit() of all responses.
       std::int64_t resp = 0;
       std::size_t done = 0;
@@ -464,6 +479,17 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
         const Op op = c.server_ops[j];  // a copy: the client may append (and grow the Fifo) meanwhile
         if (c.req_got < op.req_bytes) break;
         c.req_got -= op.req_bytes;
+        // client_ops holds the ops processed and not yet finished, then server_ops: this is op
+        // number `seq` of the connection (unchanged by the client's pops and issues meanwhile).
+        const std::uint64_t seq = breakdown_ ? conn_marks(c).first + c.client_ops.size() - c.server_ops.size() + j : 0;
+        if (breakdown_) {
+          ConnMarks& cm = conn_marks(c);
+          cm.req_end += op.req_bytes;
+          Marks& m = marks(c, seq);
+          m.srv = RxMarks{k.path_through(s.id, cm.req_end), run, epoll_ret, handler};
+          m.read_done = read_done;
+          m.process = k.now();
+        }
         std::uint32_t r = 0;
         if (op.set) {
           co_await k.exec(k.task_ctx(t, CpuClass::kUser),
@@ -475,6 +501,7 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
           const std::uint32_t v = value_len_[op.record];
           r = 6 + key_len_[op.record] + 3 + static_cast<std::uint32_t>(digits(v)) + 2 + v + 2 + 5;  // VALUE ... END
         }
+        if (breakdown_) marks(c, seq).process_done = k.now();
         c.server_ops[j].resp_bytes = r;  // only this worker pops server_ops: index j is stable
         resp += r;
         ++done;
@@ -483,9 +510,19 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
       for (std::size_t j = 0; j < done; ++j) {
         c.client_ops[c.client_ops.size() - c.server_ops.size() + j].resp_bytes = c.server_ops[j].resp_bytes;
       }
+      // The ops just processed are the last `done` before server_ops in client_ops.
+      const std::uint64_t first_done = breakdown_ ? conn_marks(c).first + c.client_ops.size() - c.server_ops.size() : 0;
       for (std::size_t j = 0; j < done; ++j)
         c.server_ops.pop_front();
+      const Nanos send = k.now();
       if (resp > 0) co_await k.sys_send(t, s, resp);
+      if (breakdown_) {
+        for (std::uint64_t seq = first_done; seq < first_done + done; ++seq) {
+          Marks& m = marks(c, seq);
+          m.send = send;
+          m.srv_tx = s.path.tx;
+        }
+      }
       Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
     }
   }
@@ -512,6 +549,14 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
         if (op.resp_bytes == 0 || c.resp_got < op.resp_bytes) break;
         c.resp_got -= op.resp_bytes;
         c.client_ops.pop_front();
+        if (breakdown_) {
+          // The idealised client's stack is one stage, client.app: client_rx_ns from the wire on.
+          const Nanos wire = now - p_.client_rx_ns;
+          Socket::PathStamps p;
+          static_cast<TrainStamps&>(p) = TrainStamps::at(wire);
+          p.deliver = wire;
+          conn_marks(c).q.front().cli = RxMarks{p, wire, wire, wire};
+        }
         finish_op(c, op, now);
       }
       drive_write_machine(c, now);
@@ -532,14 +577,94 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
   }
 }
 
-void Mutilate::finish_op(Conn& /*c*/, const Op& op, Nanos now) {
+void Mutilate::finish_op(Conn& c, const Op& op, Nanos now) {
   ++completed_;
+  if (breakdown_) {
+    ConnMarks& cm = conn_marks(c);
+    if (in_window(now)) cut(cm.q.front(), op.start, now);
+    cm.q.pop_front();
+    ++cm.first;
+  }
   if (!in_window(now)) return;
   const Nanos lat = now - op.start;
   (op.set ? set_sampler_ : get_sampler_).sample(static_cast<double>(lat) / 1000.0);  // op.time(): us
   ++(op.set ? sets_ : gets_);
   rx_bytes_ += op.resp_bytes;
   hist_.record(lat);
+}
+
+namespace {
+
+// An op's stages in path order (enable_breakdown() names them; cut_rx() fills each host's
+// kRxStages).
+enum Stage : std::size_t {
+  kCliSend,
+  kWireReq,
+  kServer,
+  kSrvRead = kServer + kRxStages,
+  kSrvQueue,
+  kSrvProcess,
+  kSrvAfter,
+  kSrvSend,
+  kWireResp,
+  kClient,
+  kCliApp = kClient + kRxStages,
+  kNumStages
+};
+
+}  // namespace
+
+bool Mutilate::enable_breakdown() {
+  std::vector<LatencyBreakdown::Stage> st = {
+      {"client.send",
+       "from the issue (op.start_time) to the request's transmit: the send() syscall (client), or the "
+       "idealised client's client_tx_ns"},
+      {"wire.request",
+       "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the "
+       "server's ingress port, and retransmission after a drop"}};
+  add_rx_stages(st, "server");
+  st.push_back(
+      {"server.read", "the worker's event handling (event_ns) and the read() that took the request's last byte"});
+  st.push_back({"server.queue", "the commands ahead of it in the same read (pipelined on its connection, -d)"});
+  st.push_back({"server.process", "its own command: process_get_command or process_update_command"});
+  st.push_back({"server.after",
+                "the commands after it in the same read: memcached sends every response of a read in one "
+                "sendmsg()"});
+  st.push_back({"server.send", "the sendmsg() of the responses, to the transmit (server)"});
+  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  add_rx_stages(st, "client");
+  st.push_back({"client.app",
+                "the client's read() that took the response's last byte, and its parsing of the responses "
+                "ahead of it in that read, to finish_op (the idealised client: client_rx_ns)"});
+  NAPISIM_ASSERT(st.size() == kNumStages, "mutilate: the stage names do not follow enum Stage");
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  marks_.assign(conns_.size(), ConnMarks{});
+  // With -d above 1 several ops of a connection are in flight: each is cut with the train that
+  // carried its own last byte, on both hosts.
+  for (const Conn& c : conns_) {
+    k_->keep_path_log(c.sock);
+    if (c.csock >= 0) paths_[static_cast<std::size_t>(c.host)].kernel->keep_path_log(c.csock);
+  }
+  return true;
+}
+
+Json Mutilate::latency_breakdown() const {
+  return breakdown_ ? breakdown_->report(report_percentiles({})) : Json(nullptr);
+}
+
+void Mutilate::cut(const Marks& m, Nanos begin, Nanos end) {
+  LatencyBreakdown::Cut c(*breakdown_, begin, end);
+  c.next(kCliSend, m.tx);
+  c.next(kWireReq, m.srv.path.arrive);
+  cut_rx(c, kServer, m.srv);
+  c.next(kSrvRead, m.read_done);
+  c.next(kSrvQueue, m.process);
+  c.next(kSrvProcess, m.process_done);
+  c.next(kSrvAfter, m.send);
+  c.next(kSrvSend, m.srv_tx);
+  c.next(kWireResp, m.cli.path.arrive);
+  cut_rx(c, kClient, m.cli);
+  c.record(kCliApp);
 }
 
 void Mutilate::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {

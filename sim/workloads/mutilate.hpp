@@ -258,6 +258,8 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   void report(Json& summary, Json& workload) const override;
   Json conservation() const override;
   const Histogram* latency_histogram() const override { return &hist_; }
+  bool enable_breakdown() override;
+  Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
@@ -307,6 +309,27 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   /// slip, issue_something(), the op-queue sample, the next time (and --skip). Returns the bytes.
   std::uint32_t issue_due(Conn& c, Nanos now);
   void finish_op(Conn& c, const Op& op, Nanos now);
+  // Latency attribution (run --explain): the points an outstanding op passed, kept beside
+  // Conn::client_ops (the same ops in the same order; `first` counts the ops finished).
+  struct Marks {
+    Nanos tx = 0;  // the request's transmit (client)
+    RxMarks srv;   // the server's receive path, to the handler whose read() took its last byte
+    Nanos read_done = 0, process = 0, process_done = 0, send = 0, srv_tx = 0;
+    RxMarks cli;  // the client's receive path, to the handler that read its response's last byte
+  };
+  struct ConnMarks {
+    Fifo<Marks> q{4};
+    std::uint64_t first = 0;    // the number of the op at q.front()
+    std::int64_t req_end = 0;   // server: stream offset of the end of the last processed request
+    std::int64_t resp_end = 0;  // client: stream offset of the end of the last finished response
+  };
+  Marks& marks(const Conn& c, std::uint64_t seq) {
+    ConnMarks& cm = marks_[static_cast<std::size_t>(&c - conns_.data())];
+    NAPISIM_ASSERT(seq - cm.first < cm.q.size(), "mutilate: marks of an op not outstanding");
+    return cm.q[static_cast<std::size_t>(seq - cm.first)];
+  }
+  ConnMarks& conn_marks(const Conn& c) { return marks_[static_cast<std::size_t>(&c - conns_.data())]; }
+  void cut(const Marks& m, Nanos begin, Nanos end);  // a measured op's latency attribution
 
   MutilateParams p_;
   mutilate::Generator keysize_, valuesize_, iagen_;
@@ -328,6 +351,8 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   std::uint64_t slip_n_ = 0;
   mutilate::LogHistogram get_sampler_, set_sampler_, op_sampler_;
   Histogram hist_;
+  std::unique_ptr<LatencyBreakdown> breakdown_;  // --explain
+  std::vector<ConnMarks> marks_;                 // by connection, with breakdown_
 };
 
 }  // namespace napisim

@@ -93,7 +93,8 @@ void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m) {
     // socket_queue; 0 for data that came while the handler waited its turn in the batch.
     c.next(first + 4, std::max(m.epoll_ret, p.deliver));
   }
-  c.next(first + 7, m.handler);  // epoll_batch
+  // epoll_batch; 0 for data that came after its handler began (memcached's work before its read()).
+  c.next(first + 7, std::max(m.handler, p.deliver));
 }
 
 Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,

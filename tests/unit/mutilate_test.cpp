@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -281,6 +282,48 @@ TEST(MutilateLinuxClient, IssuesOnScheduleWhetherItSpinsOrBlocks) {
       EXPECT_GT(client["per_cpu"][0]["busy_pct"].get<double>(), 99.0);
     }
   }
+}
+
+TEST(MutilateLinuxClient, EachPipelinedOpIsCutIntoItsOwnStages) {
+  // run --explain at depth 2, peak mode (qps 0): the client issues two gets back to back, every
+  // kernel cost and the wire are 0, event_ns E = 1 us, get_ns G = 4 us, client_user_ns U = 0.5 us.
+  // The worker wakes for the two requests, spends E before its read(), which takes both, serves
+  // them (G each) and sends both responses in one sendmsg(): one train, which the spinning client
+  // reads at once. It finishes the first op, spends U, finishes the second, spends U, and issues
+  // the next two.
+  //   first op:  server.read E, server.process G, server.after G (the second's command);
+  //              latency E + 2G = 9 us
+  //   second op: server.read E, server.queue G, server.process G, client.app U (the first's
+  //              parsing); latency E + 2G + U = 9.5 us
+  Json doc = linux_kv_scenario(false);
+  doc["workload"]["params"]["qps"] = 0;
+  doc["workload"]["params"]["depth"] = 2;
+  doc["workload"]["params"]["event_ns"] = 1000;
+  doc["workload"]["params"]["get_ns"] = 4000;
+  doc["workload"]["params"]["client_user_ns"] = 500;
+  const Scenario s = parse_scenario(doc, ".");
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.set_explain();
+  sim.run_standalone();
+  const Json r = sim.result(Json::object());
+  EXPECT_EQ(r["summary"]["latency_ns"]["min"].get<double>(), 9000.0);
+  EXPECT_EQ(r["summary"]["latency_ns"]["max"].get<double>(), 9500.0);
+  const Json& bd = r.at("latency_breakdown");
+  EXPECT_EQ(bd.at("clamped"), 0u);
+  const Json& all = bd.at("bands").back();
+  const auto n = all.at("requests").get<std::uint64_t>();
+  ASSERT_GT(n, 100u);
+  ASSERT_EQ(n % 2, 0u);  // whole pairs: the window holds the same number of first and second ops
+  const std::map<std::string, double> mean = {{"server.read", 1000},
+                                              {"server.queue", 2000},
+                                              {"server.process", 4000},
+                                              {"server.after", 2000},
+                                              {"client.app", 250}};
+  for (const auto& [name, ns] : all.at("stage_ns").items()) {
+    const auto it = mean.find(name);
+    EXPECT_DOUBLE_EQ(ns.get<double>(), it == mean.end() ? 0.0 : it->second) << name;
+  }
+  EXPECT_DOUBLE_EQ(all.at("latency_ns").get<double>(), 9250.0);
 }
 
 TEST(MutilateWorkload, BadParamsNameTheirPointer) {
