@@ -61,9 +61,12 @@ Proc<void> SuperNetperf::netperf(Task& t, int sock) {
     c.in_flight = true;
     ++sent_;
     co_await ck.sys_send(t, cs, p_.request_size);
+    if (breakdown_) marks_[static_cast<std::size_t>(sock)].req_tx = cs.path.tx;
     std::int64_t got = 0;
     while (got < p_.response_size)
       got += co_await ck.sys_recv_wait(t, cs, p_.response_size - got);
+    // A blocking recv(): its return plays epoll_wait()'s part, and the handler starts with it.
+    if (breakdown_) marks_[static_cast<std::size_t>(sock)].cli = rx_marks(cs, t, ck.now(), ck.now());
     complete(c, ck.now());
     co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
   }
@@ -78,8 +81,12 @@ Proc<void> SuperNetperf::netserver_child(Task& t, int sock) {
     got += co_await k.sys_recv_wait(t, s, p_.request_size - got);  // blocking recv()
     if (got < p_.request_size) continue;
     got = 0;
+    Marks* m = breakdown_ ? &marks_[static_cast<std::size_t>(sock)] : nullptr;
+    if (m) m->srv = rx_marks(s, t, k.now(), k.now());
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
+    if (m) m->srv_send = k.now();
     co_await k.sys_send(t, s, p_.response_size);
+    if (m) m->srv_tx = s.path.tx;
   }
 }
 
@@ -97,6 +104,7 @@ void SuperNetperf::send_request(Conn& c, Nanos at) {
   c.req_start = at;
   c.in_flight = true;
   ++sent_;
+  if (breakdown_) marks_[static_cast<std::size_t>(c.sock)].req_tx = at + p_.client_tx_ns;
   uplink_.send_message(c.host, c.sock, p_.request_size, at + p_.client_tx_ns);
 }
 
@@ -121,11 +129,21 @@ void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
+  // The idealised client's side is computed now, inside the response's transmit.
+  if (breakdown_) marks_[static_cast<std::size_t>(sock)].srv_tx = k_->now();
   const Nanos at = wire_done + path.latency_ns + p_.client_rx_ns;
   if (segs >= 2) uplink_.send(c.host, Train{sock, 0, 1, true}, at);
   c.resp_got += bytes;
   if (c.resp_got < p_.response_size) return;
   c.resp_got -= p_.response_size;
+  if (breakdown_) {
+    // The idealised client's stack is one stage, client.app: client_rx_ns from the wire to recv().
+    const Nanos wire = at - p_.client_rx_ns;
+    Socket::PathStamps p;
+    static_cast<TrainStamps&>(p) = TrainStamps::at(wire);
+    p.deliver = wire;
+    marks_[static_cast<std::size_t>(sock)].cli = RxMarks{p, wire, wire, wire};
+  }
   complete(c, at);
   send_request(c, at);
 }
@@ -137,7 +155,65 @@ void SuperNetperf::complete(Conn& c, Nanos at) {
     ++measured_;
     ++c.measured;
     hist_.record(at - c.req_start);
+    if (breakdown_) cut(c, at);
   }
+}
+
+namespace {
+
+// A transaction's stages in path order (enable_breakdown() names them; cut_rx() fills each host's
+// kRxStages).
+enum Stage : std::size_t {
+  kCliSend,
+  kWireReq,
+  kServer,
+  kSrvApp = kServer + kRxStages,
+  kSrvSend,
+  kWireResp,
+  kClient,
+  kCliApp = kClient + kRxStages,
+  kNumStages
+};
+
+}  // namespace
+
+bool SuperNetperf::enable_breakdown() {
+  std::vector<LatencyBreakdown::Stage> st = {
+      {"client.send", "the request's send() syscall, to its transmit (client)"},
+      {"wire.request",
+       "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the "
+       "server's ingress port, and retransmission after a drop"}};
+  // netserver and netperf block in recv() (no epoll): its return plays epoll_wait()'s part, so
+  // epoll_return ends there and epoll_batch is 0.
+  add_rx_stages(st, "server");
+  st.push_back({"server.app", "netserver's user work (server_user_ns)"});
+  st.push_back({"server.send", "the response's send() syscall, to its transmit (server)"});
+  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  add_rx_stages(st, "client");
+  st.push_back({"client.app",
+                "the idealised client's client_rx_ns (0 on a Linux client: netperf stops its "
+                "clock as the recv() returns)"});
+  NAPISIM_ASSERT(st.size() == kNumStages, "super_netperf: the stage names do not follow enum Stage");
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  marks_.assign(conns_.size(), Marks{});
+  return true;
+}
+
+Json SuperNetperf::latency_breakdown() const {
+  return breakdown_ ? breakdown_->report(report_percentiles({50, 90, 99, 99.9})) : Json(nullptr);
+}
+
+void SuperNetperf::cut(const Conn& c, Nanos at) {
+  const Marks& m = marks_[static_cast<std::size_t>(c.sock)];
+  LatencyBreakdown::Cut cut(*breakdown_, c.req_start, at);
+  cut.next(kCliSend, m.req_tx);
+  cut.next(kWireReq, m.srv.path.arrive);
+  cut_rx(cut, kServer, m.srv);
+  cut.next(kSrvApp, m.srv_send);
+  cut.next(kSrvSend, m.srv_tx);
+  cut.next(kWireResp, m.cli.path.arrive);
+  cut_rx(cut, kClient, m.cli);
+  cut.record(kCliApp);
 }
 
 void SuperNetperf::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {

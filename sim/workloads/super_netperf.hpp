@@ -86,6 +86,8 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   void report(Json& summary, Json& workload) const override;
   Json conservation() const override;
   const Histogram* latency_histogram() const override { return &hist_; }
+  bool enable_breakdown() override;
+  Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
   void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
@@ -107,6 +109,15 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   Proc<void> netperf(Task& t, int sock);
   void complete(Conn& c, Nanos at);
   void send_request(Conn& c, Nanos at);
+  // Latency attribution (run --explain): the points a connection's transaction passed (one in
+  // flight: the sockets' last trains are its own), by server socket.
+  struct Marks {
+    Nanos req_tx = 0;  // the request's transmit (client)
+    RxMarks srv;       // the child's recv() that completed the request
+    Nanos srv_send = 0, srv_tx = 0;
+    RxMarks cli;  // netperf's recv() that completed the response
+  };
+  void cut(const Conn& c, Nanos at);
 
   SuperNetperfParams p_;
   Kernel* k_ = nullptr;
@@ -117,6 +128,8 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   LinuxClients clients_;              // the Linux client hosts
   std::uint64_t completed_ = 0, measured_ = 0, sent_ = 0, drops_ = 0;
   Histogram hist_;
+  std::unique_ptr<LatencyBreakdown> breakdown_;  // --explain
+  std::vector<Marks> marks_;                     // by server socket, with breakdown_
 };
 
 }  // namespace napisim

@@ -184,6 +184,38 @@ TEST(BreakdownTest, MarksOutOfOrderAreClampedCountedAndStillSumToTheLatency) {
   EXPECT_EQ(bd.clamped(), 2u);
 }
 
+/// quickstart shrunk to two 2-CPU hosts (the Linux client like the server), one queue with its
+/// IRQ on CPU 0 and rx-usecs 8 / rx-frames 128, every cost 0 but rx_pkt_ns 1000, rx_skb_ns 400,
+/// wakeup_ns 600, send_ns 2000, recv_ns 500, epoll_ctl_ns 300 and ctx_switch_ns 1500; a 1 ms
+/// window after 1 ms. `params` are tcp_rr's unless the caller sets another workload.
+Json one_flow_scenario(const Json& params) {
+  CostParams costs = zero_costs();
+  costs.rx_pkt_ns = 1000;
+  costs.rx_skb_ns = 400;
+  costs.wakeup_ns = 600;
+  costs.send_ns = 2000;
+  costs.recv_ns = 500;
+  costs.epoll_ctl_ns = 300;
+  costs.ctx_switch_ns = 1500;
+  Json doc = default_scenario();
+  doc["costs"] = params_to_json(costs);
+  doc["topology"]["cores_per_llc"] = 2;
+  doc["nics"] = Json::parse(R"([{"queues": 1, "irq_affinity": "0", "rx_usecs": 8, "rx_frames": 128}])");
+  doc["kernel"] = Json::parse(R"({"cache_model": false})");
+  doc["workload"]["params"] = params;
+  apply_overrides(doc, {"warmup_s=0.001", "duration_s=0.001"});
+  return doc;
+}
+
+/// The result of a run of `doc` with run --explain.
+Json explained_run(const Json& doc) {
+  const Scenario s = parse_scenario(doc);
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.set_explain();
+  sim.run_standalone();
+  return sim.result(Json::object());
+}
+
 TEST(BreakdownTest, OneFlowBetweenTwoHostsHandChecked) {
   // quickstart shrunk to one flow between two 2-CPU hosts (the Linux client like the server), one
   // queue with its IRQ on CPU 0 and rx-usecs 8 / rx-frames 128, every cost 0 but those set here.
@@ -199,27 +231,8 @@ TEST(BreakdownTest, OneFlowBetweenTwoHostsHandChecked) {
   //   server.send    send_ns                                               2000
   //   wire.response, client.irq, client.napi, client.epoll_return as the server's
   //   client.app     recv_ns                                                500
-  CostParams costs = zero_costs();
-  costs.rx_pkt_ns = 1000;
-  costs.rx_skb_ns = 400;
-  costs.wakeup_ns = 600;
-  costs.send_ns = 2000;
-  costs.recv_ns = 500;
-  costs.epoll_ctl_ns = 300;
-  costs.ctx_switch_ns = 1500;
-  Json doc = default_scenario();
-  doc["costs"] = params_to_json(costs);
-  doc["topology"]["cores_per_llc"] = 2;
-  doc["nics"] = Json::parse(R"([{"queues": 1, "irq_affinity": "0", "rx_usecs": 8, "rx_frames": 128}])");
-  doc["kernel"] = Json::parse(R"({"cache_model": false})");
-  doc["workload"]["params"] =
-      Json::parse(R"({"num_flows": 1, "num_threads": 1, "server_user_ns": 0, "client_user_ns": 0})");
-  apply_overrides(doc, {"warmup_s=0.001", "duration_s=0.001"});
-  const Scenario s = parse_scenario(doc);
-  Simulation sim(s, Simulation::standalone_paths(s));
-  sim.set_explain();
-  sim.run_standalone();
-  const Json r = sim.result(Json::object());
+  const Json r = explained_run(one_flow_scenario(
+      Json::parse(R"({"num_flows": 1, "num_threads": 1, "server_user_ns": 0, "client_user_ns": 0})")));
   const std::map<std::string, double> want = {
       {"client.send", 2000},         {"wire.request", 5014}, {"server.irq", 8000},          {"server.napi", 2000},
       {"server.epoll_return", 1500}, {"server.app", 800},    {"server.send", 2000},         {"wire.response", 5014},
@@ -244,28 +257,10 @@ TEST(BreakdownTest, IdealisedClientCutsTheResponseAtItsTransmit) {
   // client computes its side inside the response's transmit, so the cut must already see that
   // transmit. The server's stages are those above (server.send = send_ns, 2000); the client's
   // stack is client.send and client.app, 3000 each, and its receive path 0.
-  CostParams costs = zero_costs();
-  costs.rx_pkt_ns = 1000;
-  costs.rx_skb_ns = 400;
-  costs.wakeup_ns = 600;
-  costs.send_ns = 2000;
-  costs.recv_ns = 500;
-  costs.epoll_ctl_ns = 300;
-  costs.ctx_switch_ns = 1500;
-  Json doc = default_scenario();
-  doc["costs"] = params_to_json(costs);
-  doc["topology"]["cores_per_llc"] = 2;
-  doc["nics"] = Json::parse(R"([{"queues": 1, "irq_affinity": "0", "rx_usecs": 8, "rx_frames": 128}])");
-  doc["kernel"] = Json::parse(R"({"cache_model": false})");
+  Json doc = one_flow_scenario(Json::parse(
+      R"({"num_flows": 1, "num_threads": 1, "server_user_ns": 0, "client_tx_ns": 3000, "client_rx_ns": 3000})"));
   doc["platform"] = Json::parse(R"({"clients": [{"stack": "idealised"}]})");
-  doc["workload"]["params"] = Json::parse(
-      R"({"num_flows": 1, "num_threads": 1, "server_user_ns": 0, "client_tx_ns": 3000, "client_rx_ns": 3000})");
-  apply_overrides(doc, {"warmup_s=0.001", "duration_s=0.001"});
-  const Scenario s = parse_scenario(doc);
-  Simulation sim(s, Simulation::standalone_paths(s));
-  sim.set_explain();
-  sim.run_standalone();
-  const Json r = sim.result(Json::object());
+  const Json r = explained_run(doc);
   const Json& bd = r.at("latency_breakdown");
   EXPECT_EQ(bd.at("clamped"), 0u);
   const Json& all = bd.at("bands").back();
@@ -281,6 +276,41 @@ TEST(BreakdownTest, IdealisedClientCutsTheResponseAtItsTransmit) {
   for (const char* rx : {"irq", "ring", "net_rx_wait", "napi", "socket_queue", "runq", "epoll_return", "epoll_batch"})
     EXPECT_EQ(ns.at(std::string("client.") + rx).get<double>(), 0.0) << rx;
   EXPECT_EQ(all.at("latency_ns").get<double>(), r.at("summary").at("latency_ns").at("max").get<double>());
+}
+
+TEST(BreakdownTest, SuperNetperfOneInstanceHandChecked) {
+  // The same two hosts with one netperf TCP_RR instance (1-byte request and response, no user
+  // work). netserver's child and netperf block in recv() (sk_wait_data), no epoll: the recv()'s
+  // return ends epoll_return, which holds the context switch and the recv() syscall. Each
+  // transaction:
+  //   client.send     send_ns                                              2000
+  //   wire.request    as tcp_rr's                                          5014
+  //   server.irq      the moderation timer                                 8000
+  //   server.napi     rx_pkt_ns + rx_skb_ns + wakeup_ns (the child waits)  2000
+  //   server.runq     the woken child's CPU is idle                           0
+  //   server.epoll_return  ctx_switch_ns + recv_ns                         2000
+  //   server.send     send_ns                                              2000
+  //   wire.response, client.irq, client.napi, client.epoll_return as the server's
+  //   client.app      netperf stops its clock as recv() returns               0
+  Json doc = one_flow_scenario(Json::parse(R"({"num_instances": 1, "server_user_ns": 0, "client_user_ns": 0})"));
+  doc["workload"]["type"] = "super_netperf";
+  const Json r = explained_run(doc);
+  const std::map<std::string, double> want = {
+      {"client.send", 2000},         {"wire.request", 5014},       {"server.irq", 8000},    {"server.napi", 2000},
+      {"server.epoll_return", 2000}, {"server.send", 2000},        {"wire.response", 5014}, {"client.irq", 8000},
+      {"client.napi", 2000},         {"client.epoll_return", 2000}};
+  const Json& bd = r.at("latency_breakdown");
+  EXPECT_EQ(bd.at("clamped"), 0u);
+  for (const Json& band : bd.at("bands")) {
+    if (band.at("requests") == 0u) continue;
+    for (const auto& [name, ns] : band.at("stage_ns").items()) {
+      const auto it = want.find(name);
+      EXPECT_EQ(ns.get<double>(), it == want.end() ? 0.0 : it->second) << band.at("band") << " " << name;
+    }
+    EXPECT_EQ(band.at("latency_ns").get<double>(), 38028.0);
+  }
+  EXPECT_GT(r.at("histogram").at("count").get<int>(), 20);
+  EXPECT_EQ(r.at("summary").at("latency_ns").at("max").get<double>(), 38028.0);
 }
 
 }  // namespace
