@@ -169,7 +169,8 @@ void Simulation::set_trace(Timeline& t) {
 
 void Simulation::set_explain() {
   if (!workload_->enable_breakdown()) {
-    std::string msg = "latency attribution needs a workload that supports it (tcp_rr); \"";
+    std::string msg =
+        "latency attribution needs a workload with requests (tcp_rr, app, trace, mutilate, super_netperf); \"";
     msg += s_.workload.type;
     msg += "\" does not";
     throw ConfigError("--explain", msg);

@@ -69,8 +69,8 @@ void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::stri
        "readable while the application thread slept or waited to run: until it got a CPU after its "
        "wakeup (wakeup IPI, run-queue wait behind other tasks)"},
       {"epoll_return",
-       "from the thread getting the CPU to epoll_wait()'s return: the context switch, the "
-       "syscall's return, preemption meanwhile"},
+       "from the thread getting the CPU to epoll_wait()'s return (a blocking recv()'s, for netperf): the "
+       "context switch, the syscall's return, preemption meanwhile"},
       {"epoll_batch",
        "from epoll_wait()'s return to this socket's handler: the handlers of the events before it "
        "in the batch"},

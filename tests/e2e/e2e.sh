@@ -675,21 +675,25 @@ PYEOF
   scenario:*)
     # Every shipped scenario runs (briefly), conserves requests, and follows the trajectory recorded
     # in tests/golden/fingerprints.json (tools/golden.sh, the same run, rewrites it when a change of
-    # the model is meant to move it). Workloads with latency attribution run with --explain, which
-    # must not move the trajectory, and whose stages must account for every measured request and
-    # sum to the histogram's latencies with every mark in path order.
+    # the model is meant to move it). Workloads with latency attribution run again with --explain,
+    # which must not move the trajectory, and whose stages must account for every measured request
+    # and sum to the histogram's latencies with every mark in path order.
     file=${case_name#scenario:}
+    expect_rc 0 "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json
+    mv cmd.out plain.json
     "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json --explain \
       > cmd.out 2> cmd.err
     rc=$?
     if [ "$rc" -eq 2 ] && grep -q -- '--explain: latency attribution needs' cmd.err; then
-      expect_rc 0 "$napisim" run "$src/scenarios/$file" --set warmup_s=0.005 --set duration_s=0.01 --format json
+      cp plain.json cmd.out
     else
       [ "$rc" -eq 0 ] || fail "scenario $file --explain: exit $rc: $(cat cmd.err)"
     fi
-    $py - cmd.out "$src/tests/golden/fingerprints.json" "$file" <<'PYEOF' || fail "scenario $file: bad result"
+    $py - cmd.out "$src/tests/golden/fingerprints.json" "$file" plain.json <<'PYEOF' || fail "scenario $file: bad result"
 import json, sys
 r = json.load(open(sys.argv[1]))
+plain = json.load(open(sys.argv[4]))
+assert "latency_breakdown" in r or plain["scenario"]["workload"]["type"] == "stream", "only stream lacks --explain"
 if "latency_breakdown" in r:
     b, h = r["latency_breakdown"], r["histogram"]
     assert b["clamped"] == 0, f"{b['clamped']} requests had marks out of path order"
@@ -706,8 +710,9 @@ assert c["sent"] == c["answered"] + c["in_flight"], c
 assert r["summary"]["throughput"] > 0, r["summary"]
 golden = json.load(open(sys.argv[2]))["fingerprints"].get(sys.argv[3])
 assert golden is not None, "no golden fingerprint: run tools/golden.sh"
-assert r["fingerprint"] == golden, (f"trajectory {r['fingerprint']} differs from the golden {golden}: "
-                                    "if the model change is meant, run tools/golden.sh and say why")
+for run in (plain, r):
+    assert run["fingerprint"] == golden, (f"trajectory {run['fingerprint']} differs from the golden {golden}: "
+                                          "if the model change is meant, run tools/golden.sh and say why")
 PYEOF
     ;;
   bad_trace_file)
