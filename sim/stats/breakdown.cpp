@@ -2,14 +2,30 @@
 #include "sim/stats/breakdown.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
+
+#include "sim/core/error.hpp"
 
 namespace napisim {
 
-LatencyBreakdown::LatencyBreakdown(std::vector<Stage> stages)
+LatencyBreakdown::LatencyBreakdown(std::vector<Stage> stages, std::vector<std::string> classes)
     : stages_(std::move(stages))
-    , sums_(Histogram::kNumBuckets * stages_.size(), 0)
-    , scratch_(stages_.size(), 0) {}
+    , classes_(std::move(classes))
+    , split_at_(stages_.size(), 0) {
+  for (Stage& st : stages_) {
+    st.split = st.split && !classes_.empty();  // without classes nothing is split
+    columns_.push_back(st.name);
+  }
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    if (!stages_[i].split) continue;
+    split_at_[i] = columns_.size();
+    for (const std::string& c : classes_)
+      columns_.push_back(stages_[i].name + "[" + c + "]");
+  }
+  sums_.assign(Histogram::kNumBuckets * columns_.size(), 0);
+  scratch_.assign(columns_.size(), 0);
+}
 
 LatencyBreakdown::Cut::Cut(LatencyBreakdown& b, Nanos begin, Nanos end)
     : b_(b)
@@ -37,8 +53,37 @@ void LatencyBreakdown::Cut::split(std::size_t a, Nanos a_ns, std::size_t b, Nano
   ns_[a] += first;
 }
 
+void LatencyBreakdown::Cut::by_class(std::size_t stage, const Nanos* ns) {
+  if (b_.classes_.empty()) return;  // a breakdown without classes keeps its stages whole
+  NAPISIM_ASSERT(b_.stages_[stage].split, "LatencyBreakdown: by_class() of a stage that is not split");
+  std::copy(ns, ns + b_.classes_.size(), ns_.begin() + static_cast<std::ptrdiff_t>(b_.split_at_[stage]));
+}
+
 void LatencyBreakdown::Cut::record(std::size_t last_stage) {
   next(last_stage, end_);
+  // Each split stage's sub-rows are >= 0 and sum to it: a difference goes to (or comes from) its
+  // largest rows.
+  for (std::size_t s = 0; s < b_.stages_.size(); ++s) {
+    if (!b_.stages_[s].split) continue;
+    Nanos* row = &ns_[b_.split_at_[s]];
+    const std::size_t n = b_.classes_.size();
+    Nanos diff = ns_[s];
+    for (std::size_t i = 0; i < n; ++i) {
+      if (row[i] < 0) {
+        clamped_ = true;
+        row[i] = 0;
+      }
+      diff -= row[i];
+    }
+    if (diff == 0) continue;
+    clamped_ = true;
+    while (diff != 0) {
+      Nanos* big = std::max_element(row, row + n);
+      const Nanos d = diff > 0 ? diff : std::max(diff, -*big);
+      *big += d;
+      diff -= d;
+    }
+  }
   const std::size_t i = Histogram::bucket_index(end_ - begin_);
   b_.hist_.record(end_ - begin_);
   std::int64_t* row = &b_.sums_[i * ns_.size()];
@@ -74,13 +119,14 @@ Json LatencyBreakdown::report(const std::vector<double>& percentiles) const {
   auto band = [&](const std::string& name, double from, double to, std::size_t lo, std::size_t hi) {
     // Buckets [lo, hi) of the histogram.
     std::uint64_t n = 0;
-    std::vector<double> sum(stages_.size(), 0.0);
+    const std::size_t cols = columns_.size();
+    std::vector<double> sum(cols, 0.0);
     for (std::size_t i = lo; i < hi; ++i) {
       const std::uint64_t in = hist_.bucket_count(i);
       if (in == 0) continue;
       n += in;
-      for (std::size_t s = 0; s < stages_.size(); ++s)
-        sum[s] += static_cast<double>(sums_[i * stages_.size() + s]);
+      for (std::size_t s = 0; s < cols; ++s)
+        sum[s] += static_cast<double>(sums_[i * cols + s]);
     }
     Json b = {{"band", name}, {"from_percentile", from}, {"to_percentile", to}, {"requests", n}};
     double total = 0;
@@ -92,6 +138,10 @@ Json LatencyBreakdown::report(const std::vector<double>& percentiles) const {
     }
     b["latency_ns"] = n > 0 ? total / static_cast<double>(n) : 0.0;
     b["stage_ns"] = per;
+    Json split = Json::object();
+    for (std::size_t s = stages_.size(); s < cols; ++s)
+      split[columns_[s]] = n > 0 ? sum[s] / static_cast<double>(n) : 0.0;
+    b["split_ns"] = split;
     bands.push_back(b);
   };
   double from = 0;
@@ -104,7 +154,10 @@ Json LatencyBreakdown::report(const std::vector<double>& percentiles) const {
     from = p;
   }
   band("all", 0, 100, 0, Histogram::kNumBuckets);
-  return Json{{"stages", stages}, {"docs", docs}, {"bands", bands}, {"clamped", clamped_}};
+  Json splits = Json::array();
+  for (std::size_t s = stages_.size(); s < columns_.size(); ++s)
+    splits.push_back(columns_[s]);
+  return Json{{"stages", stages}, {"docs", docs}, {"splits", splits}, {"bands", bands}, {"clamped", clamped_}};
 }
 
 }  // namespace napisim

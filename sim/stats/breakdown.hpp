@@ -6,6 +6,11 @@
 // Stages come from Marks: the times a request passed consecutive points of its path. A mark
 // earlier than the one before it (or later than the request's end) is pulled into order and
 // counted in clamped(): the stages still sum exactly, and a test can insist none was needed.
+//
+// A waiting stage may be split by what held up the request meanwhile ("who was running instead"):
+// its sub-rows "<stage>[<class>]", one per class the breakdown is built with, sum to it exactly.
+// A split that does not sum to its stage (it should not happen) is made to and counted in
+// clamped() too.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +28,10 @@ class LatencyBreakdown {
   struct Stage {
     std::string name;  // "<host>.<stage>" or "wire.<direction>"
     std::string doc;
+    bool split = false;  // has a sub-row per class
   };
-  explicit LatencyBreakdown(std::vector<Stage> stages);
+  /// `classes`: the names of the classes split stages are divided into.
+  explicit LatencyBreakdown(std::vector<Stage> stages, std::vector<std::string> classes = {});
 
   std::size_t num_stages() const { return stages_.size(); }
   const std::vector<Stage>& stages() const { return stages_; }
@@ -39,9 +46,11 @@ class LatencyBreakdown {
     /// Splits the time from the previous point to `t` between stage `a`, which gets at most
     /// `a_ns` of it, and stage `b`, which gets the rest.
     void split(std::size_t a, Nanos a_ns, std::size_t b, Nanos t);
+    /// Divides split stage `stage` by class: `ns` holds one value per class, summing to it.
+    void by_class(std::size_t stage, const Nanos* ns);
     /// The last stage runs to the end; adds the request to the breakdown.
     void record(std::size_t last_stage);
-    /// Each stage's ns (complete after record()).
+    /// Each stage's ns, then the split stages' sub-rows (complete after record()).
     const std::vector<Nanos>& stage_ns() const { return ns_; }
 
    private:
@@ -51,8 +60,9 @@ class LatencyBreakdown {
     bool clamped_ = false;
   };
 
-  /// {"stages": [names in path order], "docs": {...}, "bands": [{"band", "from_percentile",
-  ///  "to_percentile", "requests", "latency_ns" (mean), "stage_ns": {name: mean}}], "clamped": n}.
+  /// {"stages": [names in path order], "docs": {...}, "splits": ["<stage>[<class>]" of each split
+  ///  stage, in order], "bands": [{"band", "from_percentile", "to_percentile", "requests",
+  ///  "latency_ns" (mean), "stage_ns": {name: mean}, "split_ns": {sub-row: mean}}], "clamped": n}.
   /// The bands are cut at `percentiles` (as the latency histogram reports them: a band holds the
   /// requests whose histogram bucket lies between two consecutive percentiles' buckets), plus
   /// "all".
@@ -62,9 +72,12 @@ class LatencyBreakdown {
 
  private:
   std::vector<Stage> stages_;
-  Histogram hist_;                  // the recorded latencies (percentile edges, requests per bucket)
-  std::vector<std::int64_t> sums_;  // per bucket, per stage: summed ns
-  std::vector<Nanos> scratch_;      // the Cut in progress
+  std::vector<std::string> classes_;
+  std::vector<std::size_t> split_at_;  // per stage: its first sub-row's column (split stages only)
+  std::vector<std::string> columns_;   // the stages' names, then the sub-rows'
+  Histogram hist_;                     // the recorded latencies (percentile edges, requests per bucket)
+  std::vector<std::int64_t> sums_;     // per bucket, per column: summed ns
+  std::vector<Nanos> scratch_;         // the Cut in progress
   std::uint64_t clamped_ = 0;
 };
 

@@ -134,7 +134,7 @@ TEST(BreakdownTest, EachTrainOfASocketKeepsItsOwnStampsToTheReceiveQueue) {
 TEST(BreakdownTest, BandsHoldTheRequestsBetweenPercentiles) {
   // Nine requests of 100 ns (60 + 40) and one of 1000 ns (100 + 900). p50 and p90 are both 100
   // (the 9th of 10 samples), so p0-p50 holds the nine, p50-p90 none, p90-p100 the slow one.
-  LatencyBreakdown bd({{"a", "first"}, {"b", "second"}});
+  LatencyBreakdown bd(std::vector<LatencyBreakdown::Stage>{{"a", "first"}, {"b", "second"}});
   for (int i = 0; i < 9; ++i) {
     LatencyBreakdown::Cut c(bd, 1000, 1100);
     c.next(0, 1060);
@@ -165,10 +165,42 @@ TEST(BreakdownTest, BandsHoldTheRequestsBetweenPercentiles) {
   EXPECT_EQ(bands[3]["latency_ns"].get<double>(), 190.0);
 }
 
+TEST(BreakdownTest, SplitStagesHaveSubRowsThatSumToThem) {
+  // Stage "wait" split into classes x and y. Request 1: wait 30 = x 10 + y 20. Request 2: wait
+  // 20, split x 5 + y 5 (10 short, as no kernel split should ever be): the difference goes to
+  // the largest row (the first of equals: x becomes 15) and the request counts as clamped.
+  // Request 3: wait 0, x -4 + y 4: the negative row becomes 0 and y gives back its 4.
+  LatencyBreakdown bd({{"a", ""}, {"wait", "", true}, {"b", ""}}, {"x", "y"});
+  auto cut = [&](Nanos wait, Nanos x, Nanos y) {
+    LatencyBreakdown::Cut c(bd, 0, 100);
+    c.next(0, 10);
+    c.next(1, 10 + wait);
+    const Nanos by[] = {x, y};
+    c.by_class(1, by);
+    c.record(2);
+  };
+  cut(30, 10, 20);
+  EXPECT_EQ(bd.clamped(), 0u);
+  cut(20, 5, 5);
+  EXPECT_EQ(bd.clamped(), 1u);
+  cut(0, -4, 4);
+  EXPECT_EQ(bd.clamped(), 2u);
+  const Json rep = bd.report({});
+  EXPECT_EQ(rep["splits"], Json::array({"wait[x]", "wait[y]"}));
+  const Json& all = rep["bands"][1];
+  EXPECT_EQ(all["stage_ns"]["wait"].get<double>(), 50.0 / 3);
+  EXPECT_EQ(all["split_ns"]["wait[x]"].get<double>(), 25.0 / 3);
+  EXPECT_EQ(all["split_ns"]["wait[y]"].get<double>(), 25.0 / 3);
+  EXPECT_EQ(all["latency_ns"].get<double>(), 100.0);  // the sub-rows are not stages
+  // Without classes nothing is split.
+  LatencyBreakdown whole({{"a", ""}, {"wait", "", true}});
+  EXPECT_EQ(whole.report({})["splits"], Json::array());
+}
+
 TEST(BreakdownTest, MarksOutOfOrderAreClampedCountedAndStillSumToTheLatency) {
   // A mark before the previous one (or after the end) gives its stage 0 (the rest goes to the
   // next), is counted, and the request's stages still sum to end - begin.
-  LatencyBreakdown bd({{"a", ""}, {"b", ""}, {"c", ""}});
+  LatencyBreakdown bd(std::vector<LatencyBreakdown::Stage>{{"a", ""}, {"b", ""}, {"c", ""}});
   LatencyBreakdown::Cut c(bd, 0, 100);
   c.next(0, 50);
   c.next(1, 40);  // before a's end: b = 0
