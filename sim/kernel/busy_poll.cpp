@@ -100,6 +100,7 @@ Proc<void> Kernel::napi_busy_loop(Task& t, Napi& n, Epoll* ep, Socket* s, Nanos 
       } else {
         n.state |= kInBusyPoll | kSched;
         if (stamps_) n.mark_sched(now());
+        if (n.stamps) napi_wait_begin(n, t.cpu);
         n.busy_owner = &t;
         owned = true;
       }

@@ -41,6 +41,10 @@ const char* cpu_class_name(CpuClass c) {
   return "?";
 }
 
+const char* wait_class_name(int i) {
+  return i == kSelf ? "self" : cpu_class_name(static_cast<CpuClass>(i));
+}
+
 std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
   // include/linux/jiffies.h: rounds up.
   const std::int64_t tick_us = tick_ns_ / 1000;
@@ -48,32 +52,95 @@ std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
 }
 
 void Kernel::update_exec_slow(Cpu& c) {
-  // One copy of the accounting with the trace's calls and one without: the untraced run pays no
-  // test for them on its busiest path.
-  if (trace_) [[unlikely]]
-    update_exec_traced(c);
+  // One copy of the accounting with the trace's and the attribution's calls and one without: a
+  // run without them pays no test for them on its busiest path.
+  if (observed_) [[unlikely]]
+    update_exec_observed(c);
   else
-    update_exec_impl<false>(c);
+    update_exec_impl<false, false>(c);
 }
 
-void Kernel::update_exec_traced(Cpu& c) {
-  update_exec_impl<true>(c);
+void Kernel::update_exec_observed(Cpu& c) {
+  if (stamps_) napi_wait_observe(c);
+  if (trace_ && stamps_)
+    update_exec_impl<true, true>(c);
+  else if (trace_)
+    update_exec_impl<true, false>(c);
+  else
+    update_exec_impl<false, true>(c);
 }
 
-template <bool kTraced>
+namespace {
+// The classes of a task's own time on its CPU (the rest is the CPU's idle time and interrupts).
+bool own_class(CpuClass cls) {
+  return cls != CpuClass::kIdle && cls != CpuClass::kHardirq && cls != CpuClass::kSoftirq;
+}
+}  // namespace
+
+template <bool kTraced, bool kStamps>
 void Kernel::account(Cpu& c, CpuClass cls, Nanos until) {
   c.time[static_cast<int>(cls)] += until - c.last_update;
+  if constexpr (kStamps)
+    if (c.curr && own_class(cls)) c.curr->own[static_cast<std::size_t>(cls)] += until - c.last_update;
   if constexpr (kTraced) trace_->cpu_time(trace_host_, c.id, cls, c.curr, c.last_update, until);
   c.last_update = until;
 }
 
-template <bool kTraced>
+ClassTimes Kernel::cpu_times_at(const Cpu& c, Nanos t, ClassTimes* own) const {
+  // update_exec_impl()'s walk over (last_update, t], without its effects.
+  ClassTimes out{};
+  for (int i = 0; i < kNumCpuClasses; ++i)
+    out[static_cast<std::size_t>(i)] = c.time[static_cast<std::size_t>(i)];
+  if (own) own->fill(0);
+  Nanos at = c.last_update;
+  auto add = [&](CpuClass cls, Nanos until) {
+    out[static_cast<std::size_t>(cls)] += until - at;
+    if (own && c.curr && own_class(cls)) (*own)[static_cast<std::size_t>(cls)] += until - at;
+    at = until;
+  };
+  if (t <= at) return out;
+  if (c.seg_start > at) add(CpuClass::kIdle, std::min(t, c.seg_start));
+  CpuClass cls = c.acct_cls;
+  const Nanos ran = t - c.seg_start;
+  if (ran > 0) {
+    int level;
+    const Slot* s = top_slot(c, &level);
+    const Nanos work = work_in(ran, c.speed_milli);
+    if (!(level == 0 && c.switch_remaining > 0) && s && s->remaining > 0 && !s->waiting) {
+      Nanos tail = s->tail;
+      std::size_t part = s->part;
+      while (tail > 0 && work >= s->remaining - tail) {
+        const Nanos cross = c.seg_start + exec_ns(s->remaining - tail, c.speed_milli);
+        if (cross > at) add(cls, cross);
+        cls = s->next[part].cls;
+        tail -= s->next[part++].cost;
+      }
+    }
+  }
+  if (t > at) add(cls, t);
+  return out;
+}
+
+ClassTimes Kernel::task_view(const Task& t) const {
+  const Cpu& c = cpu(t.cpu);
+  ClassTimes pending{};
+  ClassTimes v = t.view_acc + cpu_times_at(c, host_.now(), c.curr == &t ? &pending : nullptr) - t.view_base;
+  const ClassTimes own = t.own + pending;
+  v[kSelf] = 0;
+  for (int i = 0; i < kNumCpuClasses; ++i) {
+    v[static_cast<std::size_t>(i)] -= own[static_cast<std::size_t>(i)];
+    v[kSelf] += own[static_cast<std::size_t>(i)];
+  }
+  return v;
+}
+
+template <bool kTraced, bool kStamps>
 void Kernel::update_exec_impl(Cpu& c) {
   const Nanos now = host_.now();
   if (now <= c.last_update) return;
   if (c.seg_start > c.last_update) {
     // Leaving an idle state (idle_exit()): idle until the CPU executes again.
-    account<kTraced>(c, CpuClass::kIdle, std::min(now, c.seg_start));
+    account<kTraced, kStamps>(c, CpuClass::kIdle, std::min(now, c.seg_start));
   }
   // Work done by the running segment since it (re)started.
   const Nanos ran = now - c.seg_start;
@@ -87,7 +154,7 @@ void Kernel::update_exec_impl(Cpu& c) {
       // A chain's part boundaries passed since seg_start: the time up to each is its part's.
       while (s->tail > 0 && work >= s->remaining - s->tail) {
         const Nanos cross = c.seg_start + exec_ns(s->remaining - s->tail, c.speed_milli);
-        if (cross > c.last_update) account<kTraced>(c, c.acct_cls, cross);
+        if (cross > c.last_update) account<kTraced, kStamps>(c, c.acct_cls, cross);
         s->next_part();
         c.acct_cls = s->cls;
       }
@@ -96,7 +163,7 @@ void Kernel::update_exec_impl(Cpu& c) {
     if (level == 0 || (!kp_.irq_time_accounting && c.curr)) c.task_exec_accum += ran;
     c.seg_start = now;
   }
-  account<kTraced>(c, c.acct_cls, now);
+  account<kTraced, kStamps>(c, c.acct_cls, now);
 }
 
 Nanos Kernel::vary_cost(Cpu& c, Nanos cost) {

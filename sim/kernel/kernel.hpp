@@ -231,10 +231,24 @@ class Kernel : public EventSink, public WakeView {
   /// its transmit to its delivery, NAPIs their poll time and tasks their first run after a wakeup
   /// (off by default: then none of it is kept). Set before the run starts.
   void set_stamps(bool on);
+  /// Latency attribution, who was running instead: the class times of CPU `c` up to `t`
+  /// (c.last_update <= t <= now), what update_exec() will have accounted by then, computed
+  /// without accounting anything: observing must not move the run. `own`, when given, gets the
+  /// part of (last_update, t] that is c.curr's own time (its task classes).
+  ClassTimes cpu_times_at(const Cpu& c, Nanos t, ClassTimes* own = nullptr) const;
+  /// The time by class of the CPUs task `t` has been on, integrated as it moved (set_stamps()),
+  /// with its own running time at kSelf rather than in its class: between two calls, what the
+  /// CPU it was on did meanwhile; the classes sum to the time that passed.
+  ClassTimes task_view(const Task& t) const;
+  /// Latency attribution: `t`'s epoll_wait() (or blocking recv()) returns now (Task::epoll_stamp).
+  void stamp_epoll_return(Task& t) const {
+    t.epoll_stamp = EpollStamp{now(), t.wake_ran_at, task_view(t), t.view_at_run};
+  }
   /// Records this host's timeline into `t` as its host `host` (timeline.hpp); null: none (default).
   void set_trace(Timeline* t, int host) {
     trace_ = t;
     trace_host_ = host;
+    observed_ = trace_ || stamps_;
   }
 
   // ---- accessors ---------------------------------------------------------------------------
@@ -457,14 +471,15 @@ class Kernel : public EventSink, public WakeView {
   void netif_receive_skb(Ctx ctx, const Skb& skb, const TrainStamps* st);  // -> RPS backlog or tcp_v4_rcv
   /// Latency attribution: the data train `st` (null: one that met no ring) reached `s`'s receive queue now.
   void stamp_delivery(Socket& s, const TrainStamps* st);
+  /// Latency attribution: the last data train that reached socket `sock` (set_stamps() on).
+  const RxPath& last_rx(int sock);
   /// Latency attribution of requests pipelined on a connection: from now on socket `sock` logs each
-  /// data train's Socket::PathStamps with rcv_nxt after it (set_stamps() on), until path_through()
-  /// passes it.
+  /// data train's RxPath with rcv_nxt after it (set_stamps() on), until path_through() passes it.
   void keep_path_log(int sock);
-  /// The stamps of the train that brought `sock`'s stream up to byte `end` (rcv_nxt counts from
-  /// 0); the trains before it leave the log. The socket's last train's (Socket::path) when it keeps
-  /// no log or the log is empty.
-  Socket::PathStamps path_through(int sock, std::int64_t end);
+  /// The RxPath of the train that brought `sock`'s stream up to byte `end` (rcv_nxt counts from
+  /// 0); the trains before it leave the log. The socket's last train's when it keeps no log or
+  /// the log is empty.
+  RxPath path_through(int sock, std::int64_t end);
   Nanos skb_cost(const Skb& skb) const;  // protocol cost charged before delivery
   void sk_data_ready(Ctx ctx, Socket& s);
   /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
@@ -679,7 +694,9 @@ class Kernel : public EventSink, public WakeView {
     kRxArrive = 8,
     kSleepTimer = 9
   };
-  void rx_enter(Channel& ch, const RxEntry& e, Nanos at);  // a train enters the ring (or is dropped)
+  /// A train enters the ring (or is dropped); `observed`: its NAPI's waited time as of `at`, as
+  /// napi_wait_observe() kept it (set_stamps()).
+  void rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes* observed = nullptr);
   /// Latency attribution: the socket of data train `e` records its way through the ring.
   /// The TrainStamps of `e`, taken by `n`'s poll that began at `poll_start`.
   TrainStamps stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) const;
@@ -691,6 +708,26 @@ class Kernel : public EventSink, public WakeView {
     return *nics_[static_cast<std::size_t>(nic)]->channels[static_cast<std::size_t>(socket(sock).rx_queue)];
   }
   /// The highest active level of `c` (2 hardirq, 1 softirq, 0 task, -1 idle) and its slot.
+  static const Slot* top_slot(const Cpu& c, int* level) { return top_slot(const_cast<Cpu&>(c), level); }
+  /// task_cpu() changes: under set_stamps() t's view folds what its old CPU did up to now.
+  void set_task_cpu(Task& t, int cpu_id) {
+    if (stamps_ && t.cpu != cpu_id) [[unlikely]]
+      fold_task_view(t, cpu_id);
+    t.cpu = cpu_id;
+  }
+  void fold_task_view(Task& t, int cpu_id);
+  // Latency attribution of a device NAPI's waits for NET_RX (NapiStamps, set_stamps() only): it
+  // was just scheduled and waits on CPU `cpu`; it is scheduled and not being polled; a poll of it
+  // begins (the wait ends) or ends with it still scheduled (a wait resumes); its `waited` as of a
+  // train's arrival `at` (`observed`: the value napi_wait_observe() kept for an inbound train).
+  void napi_wait_begin(Napi& n, int cpu);
+  static bool napi_waiting(const Napi& n);
+  void napi_wait_poll(Napi& n);
+  void napi_wait_resume(Napi& n);
+  ClassTimes napi_waited_at(const Napi& n, Nanos at, const ClassTimes* observed) const;
+  /// update_exec() of `c` is about to account (last_update, now]: keep the waited time as of each
+  /// arrival in it of a train whose NAPI waits on c, as the train may enter the ring later (rx_sync).
+  void napi_wait_observe(const Cpu& c);
   static Slot* top_slot(Cpu& c, int* level) {
     if (c.hardirq_active) {
       *level = 2;
@@ -704,11 +741,13 @@ class Kernel : public EventSink, public WakeView {
     return *level == 0 ? &c.curr->slot : nullptr;
   }
   void update_exec_slow(Cpu& c);
-  template <bool kTraced>
+  template <bool kTraced, bool kStamps>
   void update_exec_impl(Cpu& c);
-  [[gnu::noinline]] void update_exec_traced(Cpu& c);
-  /// Charges [c.last_update, until) to `cls` (and the trace, kTraced) and moves last_update.
-  template <bool kTraced>
+  /// update_exec_slow() for a run with a trace or the attribution stamps.
+  [[gnu::noinline]] void update_exec_observed(Cpu& c);
+  /// Charges [c.last_update, until) to `cls` (and the trace, kTraced; the running task's own
+  /// time, kStamps) and moves last_update.
+  template <bool kTraced, bool kStamps>
   void account(Cpu& c, CpuClass cls, Nanos until);
   void arm_segment(Cpu& c);
   /// The per-CPU cache-state model (cache.cpp): c's owner stops running there; s's owner starts.
@@ -754,13 +793,26 @@ class Kernel : public EventSink, public WakeView {
   bool preempt_full_ = false;                        // kp_.sched.preempt == "full", decided once
   bool lazy_rx_ = true;                              // set_lazy_rx()
   bool stamps_ = false;                              // set_stamps()
+  bool observed_ = false;                            // stamps_ or trace_: update_exec_observed()
   std::vector<Fifo<TrainStamps>> backlog_stamps_;    // by CPU: beside its input_pkt_queue, with stamps_
+  // Latency attribution per socket id (set_stamps()): its last train and, with keep_path_log(),
+  // each train's with rcv_nxt after it.
   struct PathLogEntry {
-    std::int64_t end = 0;  // rcv_nxt after the train
-    Socket::PathStamps path;
+    std::int64_t end = 0;
+    RxPath path;
   };
-  std::vector<std::unique_ptr<Fifo<PathLogEntry>>> path_logs_;  // by socket id: keep_path_log()
-  bool ksoftirqd_era_ = false;                                  // kp_.ksoftirqd_mode == "4.9-6.4", decided once
+  struct SocketStamps {
+    RxPath last;
+    std::unique_ptr<Fifo<PathLogEntry>> log;
+  };
+  std::vector<SocketStamps> socket_stamps_;
+  SocketStamps& socket_stamps(int sock) {
+    if (socket_stamps_.size() <= static_cast<std::size_t>(sock))
+      socket_stamps_.resize(static_cast<std::size_t>(sock) + 1);
+    return socket_stamps_[static_cast<std::size_t>(sock)];
+  }
+  std::vector<std::vector<Channel*>> wait_viewers_;  // by CPU: channels whose NAPI waits on it (NapiStamps)
+  bool ksoftirqd_era_ = false;                       // kp_.ksoftirqd_mode == "4.9-6.4", decided once
   std::uint32_t inet_ehash_secret_ = 0;  // inet_ehash_secret + net_hash_mix(): random per boot, from the seed
   // net_rx_action() refills its list from poll_list and ____napi_schedule() raises no NET_RX inside
   // it (8b43fd3d1d7d, v6.4): kp_.ksoftirqd_mode "v6.5"; the older modes run the code before it.

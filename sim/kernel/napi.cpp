@@ -14,6 +14,8 @@
 //                           the pinned hrtimer; MISSED reschedules
 //   napi_watchdog()         the hrtimer: relaxed schedule, clears PREFER_BUSY_POLL
 //   napi_threaded_poll()    the threaded NAPI kthread loop (29863d41bb6e, v5.12)
+#include <algorithm>
+
 #include "sim/kernel/kernel.hpp"
 #include "sim/kernel/timeline.hpp"
 
@@ -34,7 +36,9 @@ bool Kernel::napi_schedule_prep(Napi& n) {
 }
 
 void Kernel::napi_schedule(Cpu& c, Napi& n) {
-  if (napi_schedule_prep(n)) napi_schedule_local(c, n);
+  if (!napi_schedule_prep(n)) return;
+  napi_schedule_local(c, n);
+  if (n.stamps) napi_wait_begin(n, n.thread && (n.state & kSchedThreaded) ? n.thread->cpu : c.id);
 }
 
 void Kernel::napi_schedule_local(Cpu& c, Napi& n) {
@@ -92,6 +96,67 @@ void Kernel::napi_watchdog(Cpu& c, Napi& n) {
   if (stamps_) n.mark_sched(host_.now());
   n.state &= ~kPreferBusyPoll;
   napi_schedule_local(c, n);
+  if (n.stamps) napi_wait_begin(n, n.thread && (n.state & kSchedThreaded) ? n.thread->cpu : c.id);
+}
+
+// ---- latency attribution: the waits for NET_RX (NapiStamps) -----------------------------------
+
+void Kernel::napi_wait_begin(Napi& n, int cpu_id) {
+  if (!n.ch) return;  // a backlog's wait is its skbs' napi stage
+  NapiStamps& ns = *n.stamps;
+  if (ns.view_cpu != cpu_id) {
+    if (ns.view_cpu >= 0) {
+      auto& old = wait_viewers_[static_cast<std::size_t>(ns.view_cpu)];
+      old.erase(std::find(old.begin(), old.end(), n.ch));
+    }
+    wait_viewers_[static_cast<std::size_t>(cpu_id)].push_back(n.ch);
+  }
+  ns.view_cpu = cpu_id;
+  ns.view_from = host_.now();
+  ns.view_mark = cpu_times_at(cpu(cpu_id), host_.now());
+}
+
+bool Kernel::napi_waiting(const Napi& n) {
+  return (n.state & kSched) && n.poll_began < 0 && n.stamps->view_cpu >= 0;
+}
+
+void Kernel::napi_wait_poll(Napi& n) {
+  NapiStamps& ns = *n.stamps;
+  if (napi_waiting(n)) ns.waited = ns.waited + cpu_times_at(cpu(ns.view_cpu), host_.now()) - ns.view_mark;
+}
+
+void Kernel::napi_wait_resume(Napi& n) {
+  NapiStamps& ns = *n.stamps;
+  if (!(n.state & kSched) || ns.view_cpu < 0) return;
+  ns.view_from = host_.now();
+  ns.view_mark = cpu_times_at(cpu(ns.view_cpu), host_.now());
+}
+
+ClassTimes Kernel::napi_waited_at(const Napi& n, Nanos at, const ClassTimes* observed) const {
+  // A train that came before the wait in progress (while the NAPI was not scheduled: its stage
+  // starts at the schedule) or while none is in progress (a poll) has waited nothing yet.
+  const NapiStamps& ns = *n.stamps;
+  if (!napi_waiting(n) || at <= ns.view_from) return ns.waited;
+  const Cpu& c = cpu(ns.view_cpu);
+  if (at >= c.last_update) return ns.waited + cpu_times_at(c, at) - ns.view_mark;
+  NAPISIM_ASSERT(observed, "napi_waited_at(): an arrival the waited-on CPU has accounted past, unobserved");
+  return *observed;
+}
+
+void Kernel::napi_wait_observe(const Cpu& c) {
+  const Nanos now = host_.now();
+  for (Channel* ch : wait_viewers_[static_cast<std::size_t>(c.id)]) {
+    // A train with its arrival event enters the ring at its arrival: only the others need this.
+    const Napi& n = ch->napi;
+    if (ch->inbound_idle == 0 || !napi_waiting(n)) continue;
+    NapiStamps& ns = *n.stamps;
+    const Nanos from = std::max(c.last_update, ns.view_from);
+    for (std::size_t i = ch->inbound.size(); i-- > 0;) {  // in arrival order
+      const Inbound& in = ch->inbound[i];
+      if (in.at <= from) break;
+      if (in.at <= now && !in.queued) ns.inbound_marks[i] = ns.waited + cpu_times_at(c, in.at) - ns.view_mark;
+    }
+  }
 }
 
 Proc<int> Kernel::napi_poll(Ctx ctx, Napi& n, bool& repoll) {

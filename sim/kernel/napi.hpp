@@ -3,14 +3,17 @@
 // State bits mirror include/linux/netdevice.h (NAPI_STATE_*) as of v6.13+ (kernel-napi.md 2.1).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
 
 #include "sim/core/event_queue.hpp"
+#include "sim/core/fifo.hpp"
 #include "sim/core/time.hpp"
 #include "sim/kernel/cache.hpp"
+#include "sim/kernel/task.hpp"
 #include "sim/kernel/waitqueue.hpp"
 
 namespace napisim {
@@ -49,10 +52,29 @@ class NapiScheduleHook {
 /// NAPI was last scheduled, at `sched`). The stamps ride beside the train's skb (the poll's
 /// batch, an RPS backlog's queue) to its socket, so each train keeps its own whatever else its
 /// socket receives meanwhile.
+/// `net_rx_wait`: what the CPU its NAPI waited on did while the train waited for NET_RX (the
+/// NAPI scheduled and not polled), by class (NapiStamps).
 struct TrainStamps {
   Nanos arrive = 0, sched = 0, poll = 0, ring = 0, ring_sched = 0;
+  ClassTimes net_rx_wait{};
   /// A train that meets no ring and no poll (loopback): all of it at `now`.
-  static TrainStamps at(Nanos now) { return TrainStamps{now, now, now, 0, 0}; }
+  static TrainStamps at(Nanos now) { return TrainStamps{now, now, now, 0, 0, {}}; }
+};
+
+/// A NAPI's latency attribution state (allocated by Kernel::set_stamps()).
+struct NapiStamps {
+  static constexpr int kBatch = 64;       // a poll's batch of skbs (driver, backlog)
+  std::array<TrainStamps, kBatch> batch;  // the skbs of the poll in progress, beside its batch
+  // Its waits for NET_RX: while scheduled and not being polled it waits on CPU view_cpu (the one
+  // it was scheduled on; the one its kthread was woken on, threaded; the busy poller's). `waited`
+  // sums that CPU's class times over the waits that ended; the one in progress began at
+  // view_from, when the CPU's class times were view_mark.
+  int view_cpu = -1;
+  Nanos view_from = 0;
+  ClassTimes waited{}, view_mark{};
+  // Each train's `waited` as of its arrival, beside its channel's inbound trains and ring: at the
+  // poll that takes it, `waited` less this is its net_rx_wait.
+  Fifo<ClassTimes> inbound_marks{16}, ring_marks{16};
 };
 
 struct Napi {
@@ -88,9 +110,9 @@ struct Napi {
     sched_at = now;
     sched_polled = polled_ns;
   }
-  // The TrainStamps of the skbs of the poll in progress, beside its batch (set_stamps() only;
-  // a pointer, so that the NAPI in softnet_data adds nothing to a CPU's size without it).
-  std::unique_ptr<TrainStamps[]> stamp_batch;
+  // Latency attribution (set_stamps() only; a pointer, so that the NAPI in softnet_data adds
+  // nothing to a CPU's size without it).
+  std::unique_ptr<NapiStamps> stamps;
   // statistics
   std::uint64_t polls = 0, packets = 0, full_polls = 0, completions = 0, timer_fires = 0;
 };

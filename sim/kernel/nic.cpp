@@ -59,6 +59,7 @@ Nic& Kernel::add_nic(const NicParams& p, const std::string& path) {
     n.weight = static_cast<int>(kp_.net.dev_weight);
     n.defer_hard_irqs = p.napi_defer_hard_irqs;
     n.gro_flush_timeout = p.gro_flush_timeout_ns;
+    if (stamps_) n.stamps = std::make_unique<NapiStamps>();
     napis_.push_back(&n);
     nic->channels.push_back(std::move(ch));
   }
@@ -101,6 +102,7 @@ void Kernel::nic_deliver(int nic_idx, const RxEntry& e, Nanos at) {
   }
   ch.inbound_segs += e.segs;
   ch.inbound.push_back(in);
+  if (stamps_) ch.napi.stamps->inbound_marks.push_back(ClassTimes{});  // napi_wait_observe() may fill it
 }
 
 void Kernel::rx_sync(Channel& ch) {
@@ -111,6 +113,13 @@ void Kernel::rx_sync(Channel& ch) {
     if (!in.queued) --ch.inbound_idle;
     NAPISIM_ASSERT(in.queued || ch.ring_pkts + in.e.segs <= ch.nic->params.ring_size,
                    "rx_sync(): a train that went without its event would be dropped");
+    if (stamps_) {
+      Fifo<ClassTimes>& marks = ch.napi.stamps->inbound_marks;
+      const ClassTimes observed = marks.front();
+      marks.pop_front();
+      rx_enter(ch, in.e, in.at, &observed);
+      continue;
+    }
     rx_enter(ch, in.e, in.at);
   }
 }
@@ -133,7 +142,7 @@ void Kernel::nic_rx(int nic_idx, const RxEntry& e) {
   rx_enter(ch, e, host_.now());
 }
 
-void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at) {
+void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes* observed) {
   const Nic& nic = *ch.nic;
   const std::int64_t space = nic.params.ring_size - ch.ring_pkts;
   const auto accept = static_cast<std::uint32_t>(std::clamp<std::int64_t>(space, 0, e.segs));
@@ -160,6 +169,7 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at) {
     RxEntry& in = ch.ring.back();
     in.at = at;
     in.ring_mark = n.polled_ns + (n.poll_began >= 0 && at > n.poll_began ? at - n.poll_began : 0);
+    n.stamps->ring_marks.push_back(napi_waited_at(n, at, observed));
   }
   ch.ring_pkts += accept;
   ch.rx_pkts += accept;
@@ -249,8 +259,11 @@ void Kernel::netif_receive_skb_list(Ctx ctx, const Skb* skbs, int n, const Train
 Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   Channel& ch = *n.ch;
   const Nanos poll_start = host_.now();
-  if (stamps_) n.poll_began = poll_start;
-  rx_sync(ch);
+  rx_sync(ch);  // trains that came during the NAPI's wait enter as waiting for it
+  if (stamps_) {
+    napi_wait_poll(n);
+    n.poll_began = poll_start;
+  }
   Nanos cost = costs_.napi_poll_ns;
   // mlx5e_poll_tx_cq(): reap TX completions first, at most MLX5E_TX_CQ_POLL_BUDGET (128); a
   // full reap means more are waiting ("busy"): mlx5e_napi_poll() then returns the whole budget,
@@ -265,11 +278,8 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
   SkbBatch<kMaxBatch> batch;
-  TrainStamps* stamps = nullptr;  // beside the batch, under set_stamps()
-  if (stamps_) {
-    if (!n.stamp_batch) n.stamp_batch = std::make_unique<TrainStamps[]>(kMaxBatch);
-    stamps = n.stamp_batch.get();
-  }
+  static_assert(kMaxBatch == NapiStamps::kBatch);
+  TrainStamps* stamps = stamps_ ? n.stamps->batch.data() : nullptr;  // beside the batch
   // gro_normal_one() (include/net/gro.h v6.6): napi->rx_count += segs (a GRO skb counts its
   // segments, 8dc1c444df19, v5.12), flushed at gro_normal_batch; the batch array bounds the skbs.
   const std::int64_t batch_limit = kp_.net.gro_normal_batch;
@@ -285,7 +295,10 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     cost += static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
     if (e.polled < e.segs) continue;  // GRO holds the partial train until its last segment
     Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
-    if (stamps) stamps[nb] = stamp_rx(n, e, poll_start);
+    if (stamps) {
+      stamps[nb] = stamp_rx(n, e, poll_start);
+      n.stamps->ring_marks.pop_front();
+    }
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
     cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
@@ -317,6 +330,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   // steered to a backlog counts on the CPU that runs process_backlog(), not here.
   c.sd.processed += static_cast<std::uint64_t>(work - steered);
   if (work < budget && !tx_busy && napi_complete_done(c, n, work)) nic_arm_irq(ch);
+  if (stamps_) napi_wait_resume(n);  // still scheduled: it waits again
   co_return tx_busy ? budget : work;
 }
 
@@ -329,6 +343,7 @@ TrainStamps Kernel::stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) 
   p.poll = std::max(poll_start, e.at);
   p.ring = std::max<Nanos>(0, n.polled_ns - e.ring_mark);
   p.ring_sched = std::max<Nanos>(0, n.polled_ns - std::max(e.ring_mark, n.sched_polled));
+  p.net_rx_wait = n.stamps->waited - n.stamps->ring_marks.front();
   return p;
 }
 
@@ -342,7 +357,7 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
   const int q = txq_of_cpu(nic, ctx_cpu(ctx));
   Channel& ch = *nic.channels[static_cast<std::size_t>(q)];
   const Nanos now = host_.now();
-  if (stamps_ && !ack_only) s.path.tx = now;
+  if (stamps_ && !ack_only) s.stamp_tx = now;
   if (ack_only) {
     const Nanos done = nic.tx_port.transmit(now, kWireOverheadBytes);
     ++ch.tx_pkts;

@@ -166,11 +166,8 @@ Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {
   constexpr int kMaxBatch = 64;
   SkbBatch<kMaxBatch> batch;
   const int limit = static_cast<int>(std::min<std::int64_t>(kp_.net.gro_normal_batch, kMaxBatch));
-  TrainStamps* stamps = nullptr;  // beside the batch, under set_stamps()
-  if (stamps_) {
-    if (!n.stamp_batch) n.stamp_batch = std::make_unique<TrainStamps[]>(kMaxBatch);
-    stamps = n.stamp_batch.get();
-  }
+  static_assert(kMaxBatch == NapiStamps::kBatch);
+  TrainStamps* stamps = stamps_ ? n.stamps->batch.data() : nullptr;  // beside the batch
   int work = 0;
   for (;;) {
     int nb = 0;

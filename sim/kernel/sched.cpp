@@ -115,7 +115,7 @@ void Kernel::start_task(Task& t, int cpu_id) {
     a->first->task_exit(*a->second);
   };
   t.body.handle().promise().on_done_arg = &task_done_args_[static_cast<std::size_t>(t.id)];
-  t.cpu = cpu_id >= 0 ? cpu_id : t.allowed.first();
+  set_task_cpu(t, cpu_id >= 0 ? cpu_id : t.allowed.first());
   t.wakee.prev_cpu = t.cpu;
   t.state = TaskState::kRunnable;
   if (trace_) [[unlikely]]
@@ -128,6 +128,11 @@ void Kernel::start_task(Task& t, int cpu_id) {
   else
     check_preempt(c, t, c.id);
   dispatch(c);
+}
+
+void Kernel::fold_task_view(Task& t, int cpu_id) {
+  if (t.cpu >= 0) t.view_acc = t.view_acc + cpu_times_at(cpu(t.cpu), host_.now()) - t.view_base;
+  t.view_base = cpu_times_at(cpu(cpu_id), host_.now());
 }
 
 void Kernel::task_exit(Task& t) {
@@ -161,7 +166,7 @@ void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
   else
     c.cfs->enqueue(t.se, flags);
   c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // add_nr_running()
-  t.cpu = c.id;
+  set_task_cpu(t, c.id);
   psi_update(c);
   ensure_tick(c);
 }
@@ -237,7 +242,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
     cpu(t.cpu).cfs->detach_sleeping(t.se);
     flags |= enqueue_flags::kMigrated;
     ++t.migrations;
-    t.cpu = target;
+    set_task_cpu(t, target);
   }
   t.state = TaskState::kRunnable;
   ++t.wakeups;
@@ -334,8 +339,11 @@ void Kernel::schedule(Cpu& c) {
   c.curr = next;
   if (next) {
     next->state = TaskState::kRunning;
-    next->cpu = c.id;
-    if (stamps_ && next->wake_ran_at < 0) next->wake_ran_at = host_.now();
+    set_task_cpu(*next, c.id);
+    if (stamps_ && next->wake_ran_at < 0) {
+      next->wake_ran_at = host_.now();
+      if (next->kind == TaskKind::kUser) next->view_at_run = task_view(*next);  // the sockets' readers
+    }
     ensure_tick(c);
   }
   if (trace_) [[unlikely]] {

@@ -112,30 +112,42 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb, const TrainStamps* st) {
 
 void Kernel::set_stamps(bool on) {
   stamps_ = on;
+  observed_ = trace_ || stamps_;
   backlog_stamps_.assign(on ? static_cast<std::size_t>(nr_cpus()) : 0, Fifo<TrainStamps>(64));
+  wait_viewers_.assign(on ? static_cast<std::size_t>(nr_cpus()) : 0, {});
+  for (Napi* n : napis_)
+    n->stamps = on ? std::make_unique<NapiStamps>() : nullptr;
+  for (int c = 0; c < nr_cpus(); ++c)
+    cpu(c).sd.backlog.stamps = on ? std::make_unique<NapiStamps>() : nullptr;
+  for (auto& t : tasks_) {
+    t->view_acc = t->own = ClassTimes{};
+    t->view_base = on && t->cpu >= 0 ? cpu_times_at(cpu(t->cpu), host_.now()) : ClassTimes{};
+  }
 }
 
 void Kernel::stamp_delivery(Socket& s, const TrainStamps* st) {
-  Socket::PathStamps& p = s.path;
+  SocketStamps& ss = socket_stamps(s.id);
+  RxPath& p = ss.last;
   static_cast<TrainStamps&>(p) = st ? *st : TrainStamps::at(now());
   p.deliver = now();
-  if (static_cast<std::size_t>(s.id) < path_logs_.size() && path_logs_[static_cast<std::size_t>(s.id)])
-    path_logs_[static_cast<std::size_t>(s.id)]->push_back(PathLogEntry{s.rcv_nxt, p});
+  p.reader = s.reader ? task_view(*s.reader) : ClassTimes{};
+  if (ss.log) ss.log->push_back(PathLogEntry{s.rcv_nxt, p});
+}
+
+const RxPath& Kernel::last_rx(int sock) {
+  return socket_stamps(sock).last;
 }
 
 void Kernel::keep_path_log(int sock) {
-  if (path_logs_.size() <= static_cast<std::size_t>(sock)) path_logs_.resize(static_cast<std::size_t>(sock) + 1);
-  path_logs_[static_cast<std::size_t>(sock)] = std::make_unique<Fifo<PathLogEntry>>(4);
+  socket_stamps(sock).log = std::make_unique<Fifo<PathLogEntry>>(4);
 }
 
-Socket::PathStamps Kernel::path_through(int sock, std::int64_t end) {
-  const Socket& s = socket(sock);
-  Fifo<PathLogEntry>* log =
-      static_cast<std::size_t>(sock) < path_logs_.size() ? path_logs_[static_cast<std::size_t>(sock)].get() : nullptr;
-  if (!log) return s.path;
-  while (!log->empty() && log->front().end < end)
-    log->pop_front();
-  return log->empty() ? s.path : log->front().path;
+RxPath Kernel::path_through(int sock, std::int64_t end) {
+  SocketStamps& ss = socket_stamps(sock);
+  if (!ss.log) return ss.last;
+  while (!ss.log->empty() && ss.log->front().end < end)
+    ss.log->pop_front();
+  return ss.log->empty() ? ss.last : ss.log->front().path;
 }
 
 void Kernel::sk_data_ready(Ctx ctx, Socket& s) {

@@ -59,13 +59,19 @@ struct alignas(64) Socket {
     Nanos at = 0;
   };
   Fifo<RxStamp> rx_stamps{4};
-  // Latency attribution (Kernel::set_stamps()): the last data train sent on this socket left at
-  // `tx`; the last one received carried `TrainStamps` from the ring and reached the receive queue
-  // at `deliver`.
-  struct PathStamps : TrainStamps {
-    Nanos tx = 0, deliver = 0;
-  };
-  PathStamps path;
+  // Latency attribution (Kernel::set_stamps()): its last data train's transmit, and the task that
+  // reads it (set by the workload): where its data waits (RxPath::reader).
+  Nanos stamp_tx = 0;
+  const Task* reader = nullptr;
+};
+
+/// Latency attribution (Kernel::set_stamps()): a data train's way to its socket. Its TrainStamps
+/// from the ring, then `deliver`, when it reached the receive queue, and `reader`, the task_view()
+/// then of the task that reads the socket (Socket::reader; zero without one): the start of its
+/// wait in the socket or for a CPU.
+struct RxPath : TrainStamps {
+  Nanos deliver = 0;
+  ClassTimes reader{};
 };
 
 /// Every socket of a host by id, in chunks of 64 that never move (callers keep references). Ids are

@@ -44,6 +44,34 @@ enum class CpuClass : std::uint8_t {
 inline constexpr int kNumCpuClasses = static_cast<int>(CpuClass::kCount);
 const char* cpu_class_name(CpuClass c);
 
+/// Latency attribution, "who was running instead": the time a CPU spent in each class while
+/// something waited on it, and at kSelf the time a waiting task itself ran there (its own time is
+/// then not in its class). Kernel::task_view(), Napi's waits.
+inline constexpr int kSelf = kNumCpuClasses;
+inline constexpr int kNumWaitClasses = kNumCpuClasses + 1;
+using ClassTimes = std::array<Nanos, kNumWaitClasses>;
+/// The name of class `i` of a ClassTimes: cpu_class_name(), or "self".
+const char* wait_class_name(int i);
+inline ClassTimes operator-(ClassTimes a, const ClassTimes& b) {
+  for (int i = 0; i < kNumWaitClasses; ++i)
+    a[static_cast<std::size_t>(i)] -= b[static_cast<std::size_t>(i)];
+  return a;
+}
+inline ClassTimes operator+(ClassTimes a, const ClassTimes& b) {
+  for (int i = 0; i < kNumWaitClasses; ++i)
+    a[static_cast<std::size_t>(i)] += b[static_cast<std::size_t>(i)];
+  return a;
+}
+
+/// Latency attribution: a task's return from epoll_wait() (or from a blocking recv()), as its
+/// workload stamps it (Kernel::stamp_epoll_return()): when, the task's first run after its last
+/// wakeup, and its Kernel::task_view() at both. A task may sleep again before it has handled every
+/// event (app's off-CPU work), so its handlers read these rather than the task's current stamps.
+struct EpollStamp {
+  Nanos ret = 0, run = 0;
+  ClassTimes ret_view{}, run_view{};
+};
+
 /// One part of a chained segment (Kernel::exec_chain): `cost` ns charged to `cls`. `from_user`:
 /// the task is in user mode just before this part (it is a syscall made right after another
 /// returned), so its start is a return-to-user preemption point, as every kUser part's start is.
@@ -134,6 +162,12 @@ struct Task {
   // statistics
   std::uint64_t nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
   std::string name;
+  // Latency attribution (Kernel::set_stamps()): the class times of the CPUs the task has been on,
+  // as it moved (view_acc up to its last move; since then its CPU's times less view_base), and its
+  // own time among them, by class: Kernel::task_view(). view_at_run: task_view() at wake_ran_at
+  // (user tasks: the sockets' readers).
+  ClassTimes view_acc{}, view_base{}, own{}, view_at_run{};
+  EpollStamp epoll_stamp;  // stamp_epoll_return()
 };
 
 }  // namespace napisim

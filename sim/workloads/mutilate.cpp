@@ -260,6 +260,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
   std::vector<int> cpus;
   for (int c = allowed.first(); c >= 0; c = allowed.next(c))
     cpus.push_back(c);
+  std::vector<Task*> workers;
   for (std::int64_t i = 0; i < p_.server_threads; ++i) {
     const int cpu = cpus[static_cast<std::size_t>(i) % cpus.size()];
     CpuMask m = allowed;
@@ -269,6 +270,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     }
     Task& t = create_user_thread(k, "memcached/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
                                  p_.server_nice);
+    workers.push_back(&t);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = worker(t, ep);
@@ -295,6 +297,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     c.worker = p_.dispatch == "napi_id" ? static_cast<int>(napi_id % p_.server_threads)
                                         : static_cast<int>(i % p_.server_threads);  // dispatch_conn_new()
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(c.worker)], s);
+    s.reader = workers[static_cast<std::size_t>(c.worker)];
     c.rng = rng.stream("mutilate/conn/" + std::to_string(i));
     if (paths_[static_cast<std::size_t>(c.host)].kernel) c.csock = clients_.add_socket(c.host, c.sock, tuple);
   }
@@ -315,7 +318,9 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     th->ep = &ck->add_epoll();
     for (std::int64_t j = 0; j < p_.connections; ++j) {
       const auto i = static_cast<std::size_t>(t * p_.connections + j);
-      ck->epoll_ctl_add(*th->ep, ck->socket(conns_[i].csock));
+      Socket& cs = ck->socket(conns_[i].csock);
+      ck->epoll_ctl_add(*th->ep, cs);
+      cs.reader = th->task;
       th->conns.push_back(static_cast<int>(i));
     }
     th->task->body = client_thread(*th);
@@ -350,8 +355,7 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
     } else {
       n = co_await ck.epoll_wait_until(t, *th.ep, static_cast<int>(p_.maxevents), events, next);
     }
-    const Nanos epoll_ret = ck.now();
-    const Nanos run = t.wake_ran_at;
+    if (breakdown_) ck.stamp_epoll_return(t);
     for (int e = 0; e < n; ++e) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(e)]);
       Conn& c = conns_[static_cast<std::size_t>(
@@ -367,7 +371,7 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
         if (breakdown_) {
           ConnMarks& cm = conn_marks(c);
           cm.resp_end += op.resp_bytes;
-          cm.q.front().cli = RxMarks{ck.path_through(cs.id, cm.resp_end), run, epoll_ret, handler};
+          cm.q.front().cli = RxMarks{ck.path_through(cs.id, cm.resp_end), t.epoll_stamp, handler};
         }
         finish_op(c, op, ck.now());
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
@@ -383,7 +387,7 @@ Proc<void> Mutilate::client_drive(Kernel& ck, Task& t, Conn& c) {
     const Nanos now = ck.now();
     if (now < c.next_time) co_return;  // WAITING_FOR_TIME
     co_await ck.sys_send(t, ck.socket(c.csock), issue_due(c, now));
-    if (breakdown_) conn_marks(c).q.back().tx = ck.socket(c.csock).path.tx;  // only this thread adds to it
+    if (breakdown_) conn_marks(c).q.back().tx = ck.socket(c.csock).stamp_tx;  // only this thread adds to it
   }
 }
 
@@ -463,8 +467,7 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
   for (;;) {
     int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
     if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
-    const Nanos epoll_ret = k.now();
-    const Nanos run = t.wake_ran_at;
+    if (breakdown_) k.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(s.id)])];
@@ -486,7 +489,7 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
           ConnMarks& cm = conn_marks(c);
           cm.req_end += op.req_bytes;
           Marks& m = marks(c, seq);
-          m.srv = RxMarks{k.path_through(s.id, cm.req_end), run, epoll_ret, handler};
+          m.srv = RxMarks{k.path_through(s.id, cm.req_end), t.epoll_stamp, handler};
           m.read_done = read_done;
           m.process = k.now();
         }
@@ -520,7 +523,7 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
         for (std::uint64_t seq = first_done; seq < first_done + done; ++seq) {
           Marks& m = marks(c, seq);
           m.send = send;
-          m.srv_tx = s.path.tx;
+          m.srv_tx = s.stamp_tx;
         }
       }
       Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
@@ -551,11 +554,7 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
         c.client_ops.pop_front();
         if (breakdown_) {
           // The idealised client's stack is one stage, client.app: client_rx_ns from the wire on.
-          const Nanos wire = now - p_.client_rx_ns;
-          Socket::PathStamps p;
-          static_cast<TrainStamps&>(p) = TrainStamps::at(wire);
-          p.deliver = wire;
-          conn_marks(c).q.front().cli = RxMarks{p, wire, wire, wire};
+          conn_marks(c).q.front().cli = idealised_rx(now - p_.client_rx_ns);
         }
         finish_op(c, op, now);
       }
@@ -637,7 +636,7 @@ bool Mutilate::enable_breakdown() {
                 "the client's read() that took the response's last byte, and its parsing of the responses "
                 "ahead of it in that read, to finish_op (the idealised client: client_rx_ns)"});
   NAPISIM_ASSERT(st.size() == kNumStages, "mutilate: the stage names do not follow enum Stage");
-  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st), wait_classes());
   marks_.assign(conns_.size(), ConnMarks{});
   // With -d above 1 several ops of a connection are in flight: each is cut with the train that
   // carried its own last byte, on both hosts.

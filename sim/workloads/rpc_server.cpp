@@ -76,6 +76,7 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     fl.host = host;
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
+    s.reader = workers_[static_cast<std::size_t>(fl.thread)]->task;
     flow_socks_.push_back(s.id);
     if (paths_[static_cast<std::size_t>(host)].kernel)
       fl.csock = clients_.add_socket(host, s.id, tuple);
@@ -114,8 +115,11 @@ void RpcServer::setup_linux_clients(const RngRoot& rng) {
       th->task = &create_user_thread(*ck, name, mask, p_.client_policy, p_.client_rt_priority, p_.client_nice);
       th->task->timer_slack_ns = p_.client_timer_slack_ns;
       th->ep = &ck->add_epoll();
-      for (int sock : th->flows)
-        ck->epoll_ctl_add(*th->ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      for (int sock : th->flows) {
+        Socket& cs = ck->socket(flows_[static_cast<std::size_t>(sock)].csock);
+        ck->epoll_ctl_add(*th->ep, cs);
+        cs.reader = th->task;
+      }
       th->share = static_cast<double>(flow_socks_.size()) / static_cast<double>(n);
       if (!trace_thread.empty())
         for (int sock : th->flows)
@@ -178,7 +182,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
       co_await ck.sys_send(t, cs, chunk);
       left -= chunk;
     }
-    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].q.back().tx = cs.path.tx;  // only this thread adds to it
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].q.back().tx = cs.stamp_tx;  // only this thread adds to it
   };
   switch (load_.kind) {
     case RpcLoad::Kind::kClosed:  // every connection's first request at once, as neper's client
@@ -222,8 +226,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
     } else {
       n = co_await ck.epoll_pwait2(t, *th.ep, static_cast<int>(p_.maxevents), events, next - ck.now());
     }
-    const Nanos epoll_ret = ck.now();
-    const Nanos run = t.wake_ran_at;
+    if (breakdown_) ck.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(clients_.server_sock(th.host, cs.id))];
@@ -242,7 +245,7 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
         if (breakdown_) {
           FlowMarks& fm = marks_[static_cast<std::size_t>(f.sock)];
           fm.resp_end += r.response_size;
-          fm.q.front().cli = RxMarks{ck.path_through(cs.id, fm.resp_end), run, epoll_ret, handler};
+          fm.q.front().cli = RxMarks{ck.path_through(cs.id, fm.resp_end), t.epoll_stamp, handler};
           answered(f.sock, r.sent, ck.now(), measured);
         }
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
@@ -357,9 +360,8 @@ Proc<void> RpcServer::worker(Worker& w) {
   for (;;) {
     int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
     if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
-    // The worker may sleep in a handler (block_ns), so its last wakeup's first run is read here.
-    const Nanos epoll_ret = k.now();
-    const Nanos run = t.wake_ran_at;
+    // The worker may sleep in a handler (block_ns): its epoll_wait() return is marked now.
+    if (breakdown_) k.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
@@ -390,7 +392,7 @@ Proc<void> RpcServer::worker(Worker& w) {
         const Nanos begin = k.now();
         if (breakdown_) {
           Marks& m = marks(s.id, seq);
-          m.srv = RxMarks{k.path_through(s.id, f.srv_end), run, epoll_ret, handler};
+          m.srv = RxMarks{k.path_through(s.id, f.srv_end), t.epoll_stamp, handler};
           m.recv_done = recv_done;
           m.service = begin;
         }
@@ -422,7 +424,7 @@ Proc<void> RpcServer::worker(Worker& w) {
           co_await k.sys_send(t, s, chunk);
           left -= chunk;
         }
-        if (breakdown_) marks(s.id, seq).srv_tx = s.path.tx;
+        if (breakdown_) marks(s.id, seq).srv_tx = s.stamp_tx;
         if (counted) service_hist_.record(k.now() - begin);
       }
       Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
@@ -461,11 +463,7 @@ void RpcServer::client_receive(const Train& tr) {
     }
     if (breakdown_) {
       // The idealised client's stack is one stage, client.app: client_rx_ns from the wire to recv().
-      const Nanos wire = now - p_.client_rx_ns;
-      Socket::PathStamps p;
-      static_cast<TrainStamps&>(p) = TrainStamps::at(wire);
-      p.deliver = wire;
-      marks_[static_cast<std::size_t>(tr.sock)].q.front().cli = RxMarks{p, wire, wire, wire};
+      marks_[static_cast<std::size_t>(tr.sock)].q.front().cli = idealised_rx(now - p_.client_rx_ns);
       answered(tr.sock, r.sent, now, measured);
     }
     if (load_.kind == RpcLoad::Kind::kClosed) after_response(f);
@@ -649,7 +647,7 @@ bool RpcServer::enable_breakdown() {
                 "the client's recv() that read the response's last byte, and its handling of the responses "
                 "ahead of it in that read, to rr_ts_2 (the idealised client: client_rx_ns)"});
   NAPISIM_ASSERT(st.size() == kNumStages, "rpc workload: the stage names do not follow enum Stage");
-  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st), wait_classes());
   marks_.assign(flows_.size(), FlowMarks{});
   // Several requests of a connection may be in flight: each is cut with the train that carried its
   // own last byte, on both hosts.

@@ -35,6 +35,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
     Task& t = create_user_thread(k, "netserver/" + std::to_string(i), allowed, p_.server_policy, p_.server_rt_priority,
                                  p_.server_nice);
     t.body = netserver_child(t, s.id);
+    s.reader = &t;
     k.start_task(t, cpus[static_cast<std::size_t>(i) % cpus.size()]);
     Kernel* ck = paths_[static_cast<std::size_t>(host)].kernel;
     if (!ck) continue;
@@ -45,6 +46,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
     Task& ct = create_user_thread(*ck, "netperf/" + std::to_string(i), mask, p_.client_policy, p_.client_rt_priority,
                                   p_.client_nice);
     ct.body = netperf(ct, s.id);
+    ck->socket(c.csock).reader = &ct;
     const int cpu = static_cast<int>(i % ck->nr_cpus());
     ck->start_task(ct, mask.test(cpu) ? cpu : mask.first());
   }
@@ -61,12 +63,15 @@ Proc<void> SuperNetperf::netperf(Task& t, int sock) {
     c.in_flight = true;
     ++sent_;
     co_await ck.sys_send(t, cs, p_.request_size);
-    if (breakdown_) marks_[static_cast<std::size_t>(sock)].req_tx = cs.path.tx;
+    if (breakdown_) marks_[static_cast<std::size_t>(sock)].req_tx = cs.stamp_tx;
     std::int64_t got = 0;
     while (got < p_.response_size)
       got += co_await ck.sys_recv_wait(t, cs, p_.response_size - got);
     // A blocking recv(): its return plays epoll_wait()'s part, and the handler starts with it.
-    if (breakdown_) marks_[static_cast<std::size_t>(sock)].cli = rx_marks(cs, t, ck.now(), ck.now());
+    if (breakdown_) {
+      ck.stamp_epoll_return(t);
+      marks_[static_cast<std::size_t>(sock)].cli = RxMarks{ck.last_rx(cs.id), t.epoll_stamp, ck.now()};
+    }
     complete(c, ck.now());
     co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
   }
@@ -82,11 +87,14 @@ Proc<void> SuperNetperf::netserver_child(Task& t, int sock) {
     if (got < p_.request_size) continue;
     got = 0;
     Marks* m = breakdown_ ? &marks_[static_cast<std::size_t>(sock)] : nullptr;
-    if (m) m->srv = rx_marks(s, t, k.now(), k.now());
+    if (m) {
+      k.stamp_epoll_return(t);
+      m->srv = RxMarks{k.last_rx(s.id), t.epoll_stamp, k.now()};
+    }
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), p_.server_user_ns);
     if (m) m->srv_send = k.now();
     co_await k.sys_send(t, s, p_.response_size);
-    if (m) m->srv_tx = s.path.tx;
+    if (m) m->srv_tx = s.stamp_tx;
   }
 }
 
@@ -138,11 +146,7 @@ void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs
   c.resp_got -= p_.response_size;
   if (breakdown_) {
     // The idealised client's stack is one stage, client.app: client_rx_ns from the wire to recv().
-    const Nanos wire = at - p_.client_rx_ns;
-    Socket::PathStamps p;
-    static_cast<TrainStamps&>(p) = TrainStamps::at(wire);
-    p.deliver = wire;
-    marks_[static_cast<std::size_t>(sock)].cli = RxMarks{p, wire, wire, wire};
+    marks_[static_cast<std::size_t>(sock)].cli = idealised_rx(at - p_.client_rx_ns);
   }
   complete(c, at);
   send_request(c, at);
@@ -194,7 +198,7 @@ bool SuperNetperf::enable_breakdown() {
                 "the idealised client's client_rx_ns (0 on a Linux client: netperf stops its "
                 "clock as the recv() returns)"});
   NAPISIM_ASSERT(st.size() == kNumStages, "super_netperf: the stage names do not follow enum Stage");
-  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st), wait_classes());
   marks_.assign(conns_.size(), Marks{});
   return true;
 }

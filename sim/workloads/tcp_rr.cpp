@@ -18,6 +18,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   std::vector<int> cpus;
   for (int c = allowed.first(); c >= 0; c = allowed.next(c))
     cpus.push_back(c);
+  std::vector<Task*> threads;
   for (std::int64_t i = 0; i < p_.num_threads; ++i) {
     CpuMask m = allowed;
     if (p_.pin_cpu) {
@@ -26,6 +27,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     }
     Task& t = create_user_thread(k, "tcp_rr/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
                                  p_.server_nice);
+    threads.push_back(&t);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = server_thread(t, ep);
@@ -48,6 +50,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
     fl.host = host;
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
     k.epoll_ctl_add(*epolls_[static_cast<std::size_t>(fl.thread)], s);
+    s.reader = threads[static_cast<std::size_t>(fl.thread)];
     if (paths_[static_cast<std::size_t>(host)].kernel) fl.csock = clients_.add_socket(host, s.id, tuple);
   }
   // Linux client hosts: neper's client process on each host's own kernel.
@@ -71,8 +74,11 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       Task& t = create_user_thread(*ck, "neper-client/" + std::to_string(i), client_mask, p_.client_policy,
                                    p_.client_rt_priority, p_.client_nice);
       Epoll& ep = ck->add_epoll();
-      for (int sock : mine)
-        ck->epoll_ctl_add(ep, ck->socket(flows_[static_cast<std::size_t>(sock)].csock));
+      for (int sock : mine) {
+        Socket& cs = ck->socket(flows_[static_cast<std::size_t>(sock)].csock);
+        ck->epoll_ctl_add(ep, cs);
+        cs.reader = &t;
+      }
       t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));
       const int cpu = static_cast<int>(i % ck->nr_cpus());
       ck->start_task(t, client_mask.test(cpu) ? cpu : client_mask.first());
@@ -92,7 +98,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       co_await ck.sys_send(t, ck.socket(f.csock), chunk);
       left -= chunk;
     }
-    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = ck.socket(f.csock).path.tx;
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = ck.socket(f.csock).stamp_tx;
   };
   for (int sock : flows)
     co_await send(flows_[static_cast<std::size_t>(sock)]);
@@ -102,13 +108,14 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events,
                                    static_cast<int>(p_.client_epoll_timeout));
     if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
-    const Nanos epoll_ret = ck.now();
+    if (breakdown_) ck.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow* f = &flows_[static_cast<std::size_t>(clients_.server_sock(host, cs.id))];
-      const RxMarks rx = breakdown_ ? rx_marks(cs, t, epoll_ret, ck.now()) : RxMarks{};
+      // The marks of the response as the handler starts (what its recv() takes).
+      if (breakdown_)
+        marks_[static_cast<std::size_t>(f->sock)].cli = RxMarks{ck.last_rx(cs.id), t.epoll_stamp, ck.now()};
       f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
-      if (breakdown_) marks_[static_cast<std::size_t>(f->sock)].cli = rx;
       while (f->resp_got >= p_.response_size) {
         // rr_ts_2 right after the recv() that completed the response; then the histogram and
         // state bookkeeping, rr_ts_1 and the next request's send().
@@ -189,7 +196,7 @@ void TcpRr::start_cutting() {
   add_rx_stages(st, "client");
   st.push_back({"client.app", "the client's recv() that completes the response, to rr_ts_2"});
   NAPISIM_ASSERT(st.size() == kNumStages, "tcp_rr: the stage names do not follow enum Stage");
-  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st));
+  breakdown_ = std::make_unique<LatencyBreakdown>(std::move(st), wait_classes());
   marks_.assign(flows_.size(), Marks{});
 }
 
@@ -244,7 +251,7 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
                                   &epoll_ns);
     if (n == 0)
       n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
-    const Nanos epoll_ret = k.now();
+    if (breakdown_) k.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
@@ -276,17 +283,15 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
         // rr_server_state_0: recv() (the data is taken as the syscall starts), the user-space
         // work, and epoll_ctl(MOD, EPOLLOUT) when the request is complete: one chained segment.
         Nanos recv_ns;
-        const RxMarks rx = m ? rx_marks(s, t, epoll_ret, k.now()) : RxMarks{};
+        const Nanos handler = k.now();
         const std::int64_t got = k.recv_take(t, s, std::min(p_.request_size - f.req_got, p_.buffer_size), &recv_ns);
         f.req_got += got;
         const bool done = f.req_got >= p_.request_size;
+        if (m && done) m->srv = RxMarks{k.last_rx(s.id), t.epoll_stamp, handler};
         co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, recv_ns, true},
                               {CpuClass::kUser, p_.server_user_ns}, {CpuClass::kSystem, done ? k.epoll_ctl_ns() : 0});
         epoll_ns = 0;
-        if (m && done) {
-          m->srv = rx;
-          m->srv_recv_done = k.now();
-        }
+        if (m && done) m->srv_recv_done = k.now();
         if (s.rcvbuf > 0) co_await k.recv_done(t, s, got);
         if (done) {
           f.req_got = 0;
@@ -343,10 +348,7 @@ void TcpRr::client_receive(int sock, std::uint32_t bytes, std::uint32_t segs, Na
   f.resp_got += bytes;
   if (breakdown_) {
     // The idealised client's stack is one stage, client.app: client_rx_ns from the wire to recv().
-    const Nanos wire = at - p_.client_rx_ns;
-    Socket::PathStamps p;
-    p.arrive = p.sched = p.poll = p.deliver = wire;
-    marks_[static_cast<std::size_t>(sock)].cli = RxMarks{p, wire, wire, wire};
+    marks_[static_cast<std::size_t>(sock)].cli = idealised_rx(at - p_.client_rx_ns);
   }
   if (segs >= 2) uplink_.send(f.host, Train{sock, 0, 1, true}, at);
   if (f.resp_got < p_.response_size) return;

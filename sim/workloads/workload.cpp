@@ -58,16 +58,17 @@ void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::stri
       {"ring", "its NAPI was being polled, for the packets ahead of it in the ring"},
       {"net_rx_wait",
        "its NAPI scheduled but not polled: NET_RX pending, ksoftirqd or the NAPI kthread runnable "
-       "and not running, other NAPIs polled first"},
+       "and not running, other NAPIs polled first; split by what the CPU it waited on did (the one "
+       "it was scheduled on: its kthread's when threaded)"},
       {"napi",
        "from the start of the poll that took it to its socket: the driver, GRO and TCP for it and the "
        "skbs before it in the batch (and an RPS backlog)"},
       {"socket_queue",
        "readable while the application thread was running or preempted: until its epoll_wait() "
-       "returned it"},
+       "returned it; split by what its CPU did (self: the thread itself, at other work)"},
       {"runq",
        "readable while the application thread slept or waited to run: until it got a CPU after its "
-       "wakeup (wakeup IPI, run-queue wait behind other tasks)"},
+       "wakeup (wakeup IPI, run-queue wait behind other tasks); split by what its CPU did"},
       {"epoll_return",
        "from the thread getting the CPU to epoll_wait()'s return (a blocking recv()'s, for netperf): the "
        "context switch, the syscall's return, preemption meanwhile"},
@@ -75,23 +76,44 @@ void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::stri
        "from epoll_wait()'s return to this socket's handler: the handlers of the events before it "
        "in the batch"},
   };
-  for (const auto& [name, doc] : kStages)
-    stages.push_back({host + "." + name, std::string(doc) + " (" + host + ")"});
+  for (const auto& [name, doc] : kStages) {
+    const std::string n = name;
+    stages.push_back({host + "." + n, std::string(doc) + " (" + host + ")",
+                      n == "net_rx_wait" || n == "socket_queue" || n == "runq"});
+  }
+}
+
+std::vector<std::string> wait_classes() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kNumWaitClasses; ++i)
+    names.emplace_back(wait_class_name(i));
+  return names;
+}
+
+RxMarks idealised_rx(Nanos wire) {
+  RxMarks m;
+  static_cast<TrainStamps&>(m.path) = TrainStamps::at(wire);
+  m.path.deliver = m.ep.ret = m.ep.run = m.handler = wire;
+  return m;
 }
 
 void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m) {
-  const Socket::PathStamps& p = m.path;
+  const RxPath& p = m.path;
   // [arrive, sched]: polls of the NAPI's previous schedule (ring), the rest waiting for it to be
   // scheduled (irq); [sched, poll]: its polls since (ring), the rest waiting for NET_RX.
   c.split(first + 1, p.ring - p.ring_sched, first, std::max(p.arrive, p.sched));
   c.split(first + 1, p.ring_sched, first + 2, std::max(p.poll, p.arrive));
+  c.by_class(first + 2, p.net_rx_wait.data());
   c.next(first + 3, p.deliver);  // napi
-  if (m.run >= p.deliver) {
-    c.next(first + 5, m.run);  // runq
-    c.next(first + 6, m.epoll_ret);
+  // The thread's view from the delivery (the socket's reader then) to the end of its wait.
+  if (m.ep.run >= p.deliver) {
+    c.next(first + 5, m.ep.run);  // runq
+    c.by_class(first + 5, (m.ep.run_view - p.reader).data());
+    c.next(first + 6, m.ep.ret);
   } else {
     // socket_queue; 0 for data that came while the handler waited its turn in the batch.
-    c.next(first + 4, std::max(m.epoll_ret, p.deliver));
+    c.next(first + 4, std::max(m.ep.ret, p.deliver));
+    if (m.ep.ret > p.deliver) c.by_class(first + 4, (m.ep.ret_view - p.reader).data());
   }
   // epoll_batch; 0 for data that came after its handler began (memcached's work before its read()).
   c.next(first + 7, std::max(m.handler, p.deliver));

@@ -77,20 +77,21 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
 
 /// Latency attribution on one host's receive path: where a request's last data train was from
 /// the moment it entered the NIC ring to the moment the application's handler for its socket
-/// began. Taken as the handler starts.
+/// began.
 struct RxMarks {
-  Socket::PathStamps path;  // the kernel's stamps on the socket
-  Nanos run = 0;            // the thread's first time on a CPU after its last wakeup
-  Nanos epoll_ret = 0;      // the epoll_wait() (or recv()) that returned the socket
-  Nanos handler = 0;        // its handler's start
+  RxPath path;        // the kernel's stamps of the train (its socket's reader set: set_stamp_reader())
+  EpollStamp ep;      // the epoll_wait() (or recv()) that returned the socket (Task::epoll_stamp)
+  Nanos handler = 0;  // its handler's start
 };
-inline RxMarks rx_marks(const Socket& s, const Task& t, Nanos epoll_ret, Nanos handler) {
-  return RxMarks{s.path, t.wake_ran_at, epoll_ret, handler};
-}
+/// The RxMarks of a train that met no receive path: the idealised client's, all at `wire`.
+RxMarks idealised_rx(Nanos wire);
 /// Appends the kRxStages stages of `host`'s receive path, in order: irq, ring, net_rx_wait, napi,
-/// socket_queue, runq, epoll_return, epoll_batch.
+/// socket_queue, runq, epoll_return, epoll_batch. The waits on a CPU (net_rx_wait, socket_queue,
+/// runq) are split by what it did meanwhile: the breakdown's classes are wait_classes().
 inline constexpr std::size_t kRxStages = 8;
 void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::string& host);
+/// The names of the classes a waiting stage is split into (ClassTimes: the CPU classes, "self").
+std::vector<std::string> wait_classes();
 /// Cuts the receive path (from the train's arrival in the ring; the stage before it ends there)
 /// into the kRxStages stages starting at index `first`.
 void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m);

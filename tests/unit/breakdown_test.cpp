@@ -39,17 +39,19 @@ TEST(BreakdownTest, KernelStampsRingIrqAndPollOfEachTrain) {
   at(us(1), [&] { r.k.nic_rx(0, pkt(a.id)); });
   at(us(12), [&] { r.k.nic_rx(0, pkt(b.id)); });
   r.run_to(us(100));
-  EXPECT_EQ(a.path.arrive, us(1));
-  EXPECT_EQ(a.path.sched, us(11));
-  EXPECT_EQ(a.path.poll, us(11));
-  EXPECT_EQ(a.path.ring, 0);
-  EXPECT_EQ(a.path.deliver, us(13));
-  EXPECT_EQ(b.path.arrive, us(12));
-  EXPECT_EQ(b.path.sched, us(23));
-  EXPECT_EQ(b.path.poll, us(23));
-  EXPECT_EQ(b.path.ring, us(1));
-  EXPECT_EQ(b.path.ring_sched, 0);
-  EXPECT_EQ(b.path.deliver, us(25));
+  const RxPath ap = r.k.last_rx(a.id);
+  const RxPath bp = r.k.last_rx(b.id);
+  EXPECT_EQ(ap.arrive, us(1));
+  EXPECT_EQ(ap.sched, us(11));
+  EXPECT_EQ(ap.poll, us(11));
+  EXPECT_EQ(ap.ring, 0);
+  EXPECT_EQ(ap.deliver, us(13));
+  EXPECT_EQ(bp.arrive, us(12));
+  EXPECT_EQ(bp.sched, us(23));
+  EXPECT_EQ(bp.poll, us(23));
+  EXPECT_EQ(bp.ring, us(1));
+  EXPECT_EQ(bp.ring_sched, 0);
+  EXPECT_EQ(bp.deliver, us(25));
 
   // B's request: sent at 10 us, on the wire until 12; its thread got the CPU at 30 after the
   // wakeup, epoll_wait() returned at 31, its handler began at 33 and ended at 40.
@@ -58,8 +60,8 @@ TEST(BreakdownTest, KernelStampsRingIrqAndPollOfEachTrain) {
   st.push_back({"app", ""});
   LatencyBreakdown bd(st);
   LatencyBreakdown::Cut c(bd, us(10), us(40));
-  c.next(0, b.path.arrive);
-  cut_rx(c, 1, RxMarks{b.path, us(30), us(31), us(33)});
+  c.next(0, bp.arrive);
+  cut_rx(c, 1, RxMarks{bp, EpollStamp{us(31), us(30), {}, {}}, us(33)});
   c.record(9);
   const Json rep = bd.report({50});
   const Json& all = rep["bands"][2];
@@ -83,8 +85,8 @@ TEST(BreakdownTest, KernelStampsRingIrqAndPollOfEachTrain) {
   // B waited in the socket's queue until epoll_wait() returned it (25 -> 31).
   LatencyBreakdown bd2(st);
   LatencyBreakdown::Cut c2(bd2, us(10), us(40));
-  c2.next(0, b.path.arrive);
-  cut_rx(c2, 1, RxMarks{b.path, us(20), us(31), us(33)});
+  c2.next(0, bp.arrive);
+  cut_rx(c2, 1, RxMarks{bp, EpollStamp{us(31), us(20), {}, {}}, us(33)});
   c2.record(9);
   const Json all2 = bd2.report({})["bands"][1];
   EXPECT_EQ(all2["stage_ns"]["server.socket_queue"].get<double>(), 6000.0);
@@ -116,18 +118,124 @@ TEST(BreakdownTest, EachTrainOfASocketKeepsItsOwnStampsToTheReceiveQueue) {
     at(us(1), [&] { r.k.nic_rx(0, pkt(a.id)); });
     at(us(3), [&] { r.k.nic_rx(0, pkt(a.id)); });
     r.run_to(us(100));
-    const Socket::PathStamps first = r.k.path_through(a.id, 1000);
+    const RxPath first = r.k.path_through(a.id, 1000);
     EXPECT_EQ(first.arrive, us(1));
     EXPECT_EQ(first.sched, us(11));
     EXPECT_EQ(first.poll, us(11));
     EXPECT_EQ(first.deliver, us(15));
-    const Socket::PathStamps second = r.k.path_through(a.id, 2000);
+    const RxPath second = r.k.path_through(a.id, 2000);
     EXPECT_EQ(second.arrive, us(3));
     EXPECT_EQ(second.sched, us(11));
     EXPECT_EQ(second.poll, us(11));
     EXPECT_EQ(second.deliver, us(15));
     EXPECT_EQ(r.k.path_through(a.id, 1000).arrive, us(3));  // the first train's entry is passed
-    EXPECT_EQ(a.path.arrive, us(3));                        // the last train's, as before
+    EXPECT_EQ(r.k.last_rx(a.id).arrive, us(3));             // the last train's, as before
+  }
+}
+
+// The `cls` entry of a ClassTimes.
+Nanos of(const ClassTimes& t, CpuClass cls) {
+  return t[static_cast<std::size_t>(cls)];
+}
+
+TEST(BreakdownTest, SocketQueueIsSplitByWhatTheReadersCpuDid) {
+  // CPU 0 takes the queue's interrupts (rx_pkt_ns = 2 us, an IRQ per packet) and runs T, a user
+  // hog that reads socket a; U, a SCHED_FIFO task on CPU 0, sleeps until 30 us (woken from CPU 1),
+  // then runs 5 us and sleeps again. Every other cost 0.
+  //   10 us  A for socket a arrives: the poll (softirq, on T's CPU) delivers it at 12.
+  //   20 us  B for socket b arrives: softirq 20-22.
+  //   30 us  U preempts T: U's user time 30-35; then T runs again.
+  //   40 us  T's epoll_wait() would return a: A waited 28 us in the socket (T running or
+  //          preempted since 0): T itself 8 + 8 + 5 us, softirq 2 us (B's poll), U's user 5 us.
+  CostParams costs = zero_costs();
+  costs.rx_pkt_ns = 2000;
+  Rig r(shape(2), KernelParams{}, costs);
+  r.k.add_nic(one_queue_nic(), "/nic");
+  r.k.set_stamps(true);
+  Socket& a = r.k.add_socket(0, 0);
+  Socket& b = r.k.add_socket(0, 0);
+  Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+  start(r.k, t, hog(r.k, t), 0);
+  a.reader = &t;
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& u = r.k.create_task("u", TaskKind::kUser, r.only(0), SchedPolicy::kFifo, 0, 10);
+  start(r.k, u, sleeper(r.k, u, wq, &got, us(5)), 0);
+  At at(r.host);
+  at(us(10), [&] { r.k.nic_rx(0, pkt(a.id)); });
+  at(us(20), [&] { r.k.nic_rx(0, pkt(b.id)); });
+  at(us(30), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  ClassTimes ret_view{};
+  at(us(40), [&] { ret_view = r.k.task_view(t); });
+  r.run_to(us(100));
+  ASSERT_EQ(got, std::vector<Nanos>{us(30)});
+  const RxPath& p = r.k.last_rx(a.id);
+  EXPECT_EQ(p.deliver, us(12));
+  const ClassTimes waited = ret_view - p.reader;
+  EXPECT_EQ(waited[kSelf], us(21));
+  EXPECT_EQ(of(waited, CpuClass::kSoftirq), us(2));
+  EXPECT_EQ(of(waited, CpuClass::kUser), us(5));
+  Nanos sum = 0;
+  for (Nanos ns : waited)
+    sum += ns;
+  EXPECT_EQ(sum, us(28));
+
+  // The same wait cut as a request's: its socket_queue stage and its sub-rows.
+  std::vector<LatencyBreakdown::Stage> st = {{"wire", ""}};
+  add_rx_stages(st, "server");
+  st.push_back({"app", ""});
+  LatencyBreakdown bd(st, wait_classes());
+  LatencyBreakdown::Cut c(bd, us(9), us(41));
+  c.next(0, p.arrive);
+  cut_rx(c, 1, RxMarks{p, EpollStamp{us(40), 0, ret_view, {}}, us(40)});
+  c.record(9);
+  const Json all = bd.report({})["bands"][1];
+  EXPECT_EQ(all["stage_ns"]["server.socket_queue"].get<double>(), 28000.0);
+  EXPECT_EQ(all["split_ns"]["server.socket_queue[self]"].get<double>(), 21000.0);
+  EXPECT_EQ(all["split_ns"]["server.socket_queue[softirq]"].get<double>(), 2000.0);
+  EXPECT_EQ(all["split_ns"]["server.socket_queue[user]"].get<double>(), 5000.0);
+  EXPECT_EQ(all["split_ns"]["server.socket_queue[idle]"].get<double>(), 0.0);
+  EXPECT_EQ(bd.clamped(), 0u);
+}
+
+TEST(BreakdownTest, NetRxWaitIsSplitByWhatTheNapisCpuDid) {
+  // A threaded NAPI whose kthread may only run on CPU 0, where U, a SCHED_FIFO task, runs user
+  // code from 5 us (woken from CPU 1) to 30 us; rx_pkt_ns = 2 us, an IRQ per packet, every other
+  // cost 0.
+  //   10 us  A arrives: the IRQ schedules the NAPI and wakes its kthread, which waits behind U.
+  //   15 us  B arrives, the interrupt masked: it enters the ring only at the poll (no event),
+  //          and its wait is taken from CPU 0's accounting at U's end (napi_wait_observe()).
+  //   30 us  U sleeps; the kthread polls both, delivered at 34.
+  // A waited 20 us for NET_RX, B 15 us: all of it U's user time.
+  CostParams costs = zero_costs();
+  costs.rx_pkt_ns = 2000;
+  Rig r(shape(2), KernelParams{}, costs);
+  r.k.add_nic(one_queue_nic(), "/nic");
+  r.k.napi_set_threaded(*r.k.napis()[0], r.only(0), SchedPolicy::kNormal, 0, 0);
+  r.k.set_stamps(true);
+  Socket& a = r.k.add_socket(0, 0);
+  Socket& b = r.k.add_socket(0, 0);
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  Task& u = r.k.create_task("u", TaskKind::kUser, r.only(0), SchedPolicy::kFifo, 0, 10);
+  start(r.k, u, sleeper(r.k, u, wq, &got, us(25)), 0);
+  At at(r.host);
+  at(us(5), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  at(us(10), [&] { r.k.nic_rx(0, pkt(a.id)); });
+  at(us(15), [&] { r.k.nic_deliver(0, pkt(b.id), r.k.now()); });
+  r.run_to(us(100));
+  for (const auto& [sock, arrive, wait] : {std::tuple{a.id, us(10), us(20)}, std::tuple{b.id, us(15), us(15)}}) {
+    const RxPath& p = r.k.last_rx(sock);
+    EXPECT_EQ(p.arrive, arrive) << sock;
+    EXPECT_EQ(p.sched, us(10)) << sock;
+    EXPECT_EQ(p.poll, us(30)) << sock;
+    EXPECT_EQ(p.deliver, us(34)) << sock;
+    EXPECT_EQ(p.ring, 0) << sock;
+    EXPECT_EQ(of(p.net_rx_wait, CpuClass::kUser), wait) << sock;
+    Nanos sum = 0;
+    for (Nanos ns : p.net_rx_wait)
+      sum += ns;
+    EXPECT_EQ(sum, wait) << sock;
   }
 }
 
