@@ -150,7 +150,7 @@ def breakdown_bars(result: Result, ax=None, unit: str = "us", bands: Optional[Se
         raise ValueError("breakdown_bars: the result has no latency breakdown; run it with explain=True")
     if bands is not None:
         df = df.loc[list(bands)]
-    stages = [c for c in df.columns if c not in ("requests", "latency_ns")]
+    stages = [c for c in df.columns if c not in ("requests", "latency_ns") and "[" not in c]  # not the splits
     share = df[stages].div(df["latency_ns"].where(df["latency_ns"] > 0, 1.0), axis=0)
     keep = [s for s in stages if (share[s] >= min_share).any()]
     other = df[[s for s in stages if s not in keep]].sum(axis=1)

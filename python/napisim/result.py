@@ -33,7 +33,8 @@ class Result:
                  throughput, latency_ns.*, cpu.by_class_pct.*, ... and clients.<host>.cpu.*
     breakdown    DataFrame of the latency attribution (run with explain=True): one row per percentile
                  band (p0-p50, ..., all), columns requests, latency_ns and one per stage in path
-                 order (mean ns per request of the band; the stages sum to latency_ns)
+                 order (mean ns per request of the band; the stages sum to latency_ns), then the
+                 waiting stages' splits "<stage>[<class>]" (each stage's sum to it)
     histogram    DataFrame of the latency histogram buckets: lo, hi, count, cdf (ns)
     latency_cdf  DataFrame latency/cdf for plotting
     scenario     the resolved scenario the run used; context: provenance (version, seed, hash)
@@ -111,15 +112,20 @@ class Result:
     def breakdown(self) -> pd.DataFrame:
         """The latency attribution (napisim.run(..., explain=True), the CLI's --explain): one row
         per percentile band, indexed by band name; columns requests, latency_ns, then each stage's
-        mean ns in path order. Empty when the run has none."""
+        mean ns in path order, then the waiting stages' splits by what their CPU did meanwhile,
+        "<stage>[<class>]" (who was running instead; [self]: the waiting thread itself): a stage's
+        split columns sum to it, so they are not to be added to the stages. Empty when the run has
+        none."""
         b = self.raw.get("latency_breakdown")
         if not b:
             return pd.DataFrame()
         stages = list(b["stages"])
+        splits = list(b.get("splits", []))
         rows = [{"requests": band["requests"], "latency_ns": band["latency_ns"],
-                 **{s: band["stage_ns"].get(s, 0.0) for s in stages}} for band in b["bands"]]
+                 **{s: band["stage_ns"].get(s, 0.0) for s in stages},
+                 **{s: band.get("split_ns", {}).get(s, 0.0) for s in splits}} for band in b["bands"]]
         return pd.DataFrame(rows, index=pd.Index([band["band"] for band in b["bands"]], name="band"),
-                            columns=["requests", "latency_ns"] + stages)
+                            columns=["requests", "latency_ns"] + stages + splits)
 
     @cached_property
     def histogram(self) -> pd.DataFrame:

@@ -387,10 +387,16 @@ def test_run_with_explain_breakdown():
     b = r.breakdown
     assert list(b.index) == ["p0-p50", "p50-p90", "p90-p95", "p95-p99", "p99-p99.9", "p99.9-p99.99",
                              "p99.99-p100", "all"]
-    stages = list(b.columns[2:])
+    stages = [c for c in b.columns[2:] if "[" not in c]
     assert stages[:3] == ["client.send", "wire.request", "server.irq"] and stages[-1] == "client.app"
     # Each band's stages sum to its mean latency; "all" is the histogram's mean over every request.
     assert ((b[stages].sum(axis=1) - b["latency_ns"]).abs() < 1e-6 * b["latency_ns"]).all()
+    # The waiting stages' splits by what their CPU did (who was running instead) sum to them.
+    for stage in ("server.net_rx_wait", "server.socket_queue", "server.runq", "client.socket_queue"):
+        split = [c for c in b.columns if c.startswith(stage + "[")]
+        assert split[-1] == stage + "[self]" and stage + "[softirq]" in split
+        assert ((b[split].sum(axis=1) - b[stage]).abs() <= 1e-6 * b["latency_ns"]).all()
+    assert list(b.columns[2 + len(stages):]) == r.raw["latency_breakdown"]["splits"]
     assert b.loc["all", "requests"] == r.raw["histogram"]["count"] == b["requests"].iloc[:-1].sum()
     assert abs(b.loc["all", "latency_ns"] - r.summary["latency_ns.mean"]) < 1e-6 * r.summary["latency_ns.mean"]
     ax = napisim.plots.breakdown_bars(r)

@@ -510,10 +510,11 @@ std::string format_csv(const Json& result) {
     values.push_back(scalar_text(value));
   }
   // run --explain: "latency_breakdown.<band>.<stage>" (mean ns), with each band's requests and
-  // mean latency.
+  // mean latency, then the waiting stages' sub-rows "latency_breakdown.<band>.<stage>[<class>]".
   const Json* breakdown = find(&result, "latency_breakdown");
   const Json* bands = find(breakdown, "bands");
   const Json* stages = find(breakdown, "stages");
+  const Json* splits = find(breakdown, "splits");
   if (bands && stages && bands->is_array() && stages->is_array()) {
     for (const Json& band : *bands) {
       const std::string prefix = "latency_breakdown." + band.value("band", "") + ".";
@@ -521,12 +522,16 @@ std::string format_csv(const Json& result) {
       values.push_back(scalar_text(find(&band, "requests")));
       header.push_back(prefix + "latency_ns");
       values.push_back(scalar_text(find(&band, "latency_ns")));
-      if (const Json* st = find(&band, "stage_ns"); st && st->is_object()) {
-        for (const Json& name : *stages) {
+      auto columns = [&](const Json* names, const char* key) {
+        const Json* st = find(&band, key);
+        if (!names || !names->is_array() || !st || !st->is_object()) return;
+        for (const Json& name : *names) {
           header.push_back(prefix + name.get<std::string>());
           values.push_back(scalar_text(find(st, name.get<std::string>())));
         }
-      }
+      };
+      columns(stages, "stage_ns");
+      columns(splits, "split_ns");
     }
   }
   std::string out;
@@ -925,10 +930,16 @@ std::string format_breakdown(const Json& result) {
   const Json* stages = find(b, "stages");
   const Json* bands = find(b, "bands");
   if (!stages || !bands || !stages->is_array() || !bands->is_array()) return "";
+  const Json* splits = find(b, "splits");
   std::size_t width = 5;
   for (const Json& s : *stages)
     width = std::max(width, s.get<std::string>().size());
-  std::string out = "# latency by stage: mean us per request of each percentile band (run --explain)\n";
+  if (splits && splits->is_array())
+    for (const Json& s : *splits)
+      width = std::max(width, s.get<std::string>().size());
+  std::string out =
+      "# latency by stage: mean us per request of each percentile band (run --explain); a waiting\n"
+      "# stage's rows <stage>[<class>] split it by what its CPU did meanwhile (self: the waiting thread)\n";
   auto row = [&](const std::string& label, auto cell) {
     std::string line = strf("%-*s", static_cast<int>(width), label.c_str());
     for (const Json& band : *bands)
@@ -937,15 +948,23 @@ std::string format_breakdown(const Json& result) {
   };
   row("stage", [](const Json& band) { return strf(" %12s", band.value("band", "").c_str()); });
   row("requests", [](const Json& band) { return strf(" %12.0f", num_or(find(&band, "requests"), 0.0)); });
-  for (const Json& s : *stages) {
-    const std::string name = s.get<std::string>();
+  // A row for each stage any band has time in; under it, its sub-rows any band has 0.1 us in.
+  auto rows = [&](const std::string& name, const char* key, double min_ns) {
     bool any = false;
     for (const Json& band : *bands)
-      any = any || num_or(find(find(&band, "stage_ns"), name), 0.0) != 0.0;
-    if (!any) continue;
-    row(name, [&name](const Json& band) {
-      return strf(" %12.1f", num_or(find(find(&band, "stage_ns"), name), 0.0) / 1000.0);
-    });
+      any = any || std::abs(num_or(find(find(&band, key), name), 0.0)) >= min_ns;
+    if (!any) return;
+    row(name,
+        [&name, key](const Json& band) { return strf(" %12.1f", num_or(find(find(&band, key), name), 0.0) / 1000.0); });
+  };
+  for (const Json& s : *stages) {
+    const std::string name = s.get<std::string>();
+    rows(name, "stage_ns", 1e-9);
+    if (!splits || !splits->is_array()) continue;
+    for (const Json& sub : *splits) {
+      const std::string sn = sub.get<std::string>();
+      if (sn.compare(0, name.size() + 1, name + "[") == 0) rows(sn, "split_ns", 50.0);
+    }
   }
   row("latency", [](const Json& band) { return strf(" %12.1f", num_or(find(&band, "latency_ns"), 0.0) / 1000.0); });
   return out;
