@@ -227,9 +227,10 @@ class Kernel : public EventSink, public WakeView {
   /// Off: every delivered train keeps its arrival event (nic_deliver), watched or not. The
   /// reference the event-free path must reproduce exactly (tests).
   void set_lazy_rx(bool on) { lazy_rx_ = on; }
-  /// Latency attribution: sockets record where their last data train went (Socket::path), from
-  /// its transmit to its delivery, NAPIs their poll time and tasks their first run after a wakeup
-  /// (off by default: then none of it is kept). Set before the run starts.
+  /// Latency attribution: each data train is stamped on its way from the ring to its socket (the
+  /// kernel keeps each socket's last train's, last_rx()), sockets their last transmit, NAPIs their
+  /// poll time and waits, tasks their first run after a wakeup and their view of CPU time (off by
+  /// default: then none of it is kept). Set before the run starts.
   void set_stamps(bool on);
   /// Latency attribution, who was running instead: the class times of CPU `c` up to `t`
   /// (c.last_update <= t <= now), what update_exec() will have accounted by then, computed
@@ -697,8 +698,7 @@ class Kernel : public EventSink, public WakeView {
   /// A train enters the ring (or is dropped); `observed`: its NAPI's waited time as of `at`, as
   /// napi_wait_observe() kept it (set_stamps()).
   void rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes* observed = nullptr);
-  /// Latency attribution: the socket of data train `e` records its way through the ring.
-  /// The TrainStamps of `e`, taken by `n`'s poll that began at `poll_start`.
+  /// Latency attribution: the TrainStamps of `e`, taken by `n`'s poll that began at `poll_start`.
   TrainStamps stamp_rx(const Napi& n, const RxEntry& e, Nanos poll_start) const;
   /// A channel as an event or IRQ argument (NIC index << 20 | queue), and back.
   static std::uint64_t channel_code(const Channel& ch);
@@ -708,6 +708,18 @@ class Kernel : public EventSink, public WakeView {
     return *nics_[static_cast<std::size_t>(nic)]->channels[static_cast<std::size_t>(socket(sock).rx_queue)];
   }
   /// The highest active level of `c` (2 hardirq, 1 softirq, 0 task, -1 idle) and its slot.
+  static Slot* top_slot(Cpu& c, int* level) {
+    if (c.hardirq_active) {
+      *level = 2;
+      return &c.hardirq;
+    }
+    if (c.softirq_active) {
+      *level = 1;
+      return &c.softirq;
+    }
+    *level = c.curr && c.curr->slot.active ? 0 : -1;
+    return *level == 0 ? &c.curr->slot : nullptr;
+  }
   static const Slot* top_slot(const Cpu& c, int* level) { return top_slot(const_cast<Cpu&>(c), level); }
   /// task_cpu() changes: under set_stamps() t's view folds what its old CPU did up to now.
   void set_task_cpu(Task& t, int cpu_id) {
@@ -728,18 +740,6 @@ class Kernel : public EventSink, public WakeView {
   /// update_exec() of `c` is about to account (last_update, now]: keep the waited time as of each
   /// arrival in it of a train whose NAPI waits on c, as the train may enter the ring later (rx_sync).
   void napi_wait_observe(const Cpu& c);
-  static Slot* top_slot(Cpu& c, int* level) {
-    if (c.hardirq_active) {
-      *level = 2;
-      return &c.hardirq;
-    }
-    if (c.softirq_active) {
-      *level = 1;
-      return &c.softirq;
-    }
-    *level = c.curr && c.curr->slot.active ? 0 : -1;
-    return *level == 0 ? &c.curr->slot : nullptr;
-  }
   void update_exec_slow(Cpu& c);
   template <bool kTraced, bool kStamps>
   void update_exec_impl(Cpu& c);

@@ -54,13 +54,13 @@ class Workload {
   /// Client-observed latency of the measured requests (null if the workload has none).
   virtual const Histogram* latency_histogram() const { return nullptr; }
   /// Latency attribution (run --explain): from now on, cut each measured request's latency into
-  /// the stages of its path (the hosts' kernels must record Socket::path: Kernel::set_stamps()).
+  /// the stages of its path (the hosts' kernels must stamp them: Kernel::set_stamps()).
   /// False if the workload cannot.
   virtual bool enable_breakdown() { return false; }
   /// The breakdown per percentile band (LatencyBreakdown::report()), or null when not enabled.
   virtual Json latency_breakdown() const { return nullptr; }
   /// Adds a sample of requests, cut into their stages, to the trace (run --trace). True if it
-  /// does, and needs the kernels' Socket::path stamps for it.
+  /// does, and needs the kernels' stamps for it (Kernel::set_stamps()).
   virtual bool trace_requests(Timeline&) { return false; }
 
  protected:
@@ -79,7 +79,7 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles);
 /// the moment it entered the NIC ring to the moment the application's handler for its socket
 /// began.
 struct RxMarks {
-  RxPath path;        // the kernel's stamps of the train (its socket's reader set: set_stamp_reader())
+  RxPath path;        // the kernel's stamps of the train (its socket's Socket::reader set)
   EpollStamp ep;      // the epoll_wait() (or recv()) that returned the socket (Task::epoll_stamp)
   Nanos handler = 0;  // its handler's start
 };

@@ -1,6 +1,8 @@
-// Unit tests of latency attribution: the kernel's receive-path stamps (Socket::path) against a
-// hand-computed timeline, cut_rx() over them, LatencyBreakdown's cuts and percentile bands, and
-// the whole breakdown of a one-flow two-host run, stage by stage.
+// Unit tests of latency attribution: the kernel's receive-path stamps (Kernel::last_rx(), the path
+// log of pipelined trains) and the waits' splits by what their CPU did (task and NAPI views)
+// against hand-computed timelines, cut_rx() over them, LatencyBreakdown's cuts, splits and
+// percentile bands, and the whole breakdown of one-flow two-host runs (tcp_rr with either client,
+// super_netperf), stage by stage.
 #include "sim/stats/breakdown.hpp"
 
 #include <map>
