@@ -20,6 +20,7 @@
 #include "sim/output/writers.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
+#include "sim/scenario/host_results.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
 #include "sim/tune/tune.hpp"
@@ -195,6 +196,9 @@ PYBIND11_MODULE(_napisim, m) {
         "it names by content, not path).");
   m.def(
       "schema_json", [] { return napisim::scenario_schema().dump(); }, "JSON Schema of a scenario (JSON text).");
+  m.def(
+      "results_schema_json", [] { return napisim::host_results_schema().dump(); },
+      "JSON Schema of what results report of each host: {host, per_cpu} (JSON text).");
   m.def(
       "default_scenario_json", [] { return napisim::default_scenario().dump(); },
       "The embedded default scenario (scenarios/quickstart.json), JSON text.");

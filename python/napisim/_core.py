@@ -314,9 +314,10 @@ def validate(scenario: ScenarioLike = "quickstart", seed: Optional[int] = None, 
     return json.loads(_napisim.validate_json(json.dumps(doc), sets, seed, bdir))
 
 
-def schema() -> dict:
-    """JSON Schema (draft 2020-12) of a scenario document."""
-    return json.loads(_napisim.schema_json())
+def schema(results: bool = False) -> dict:
+    """JSON Schema (draft 2020-12) of a scenario document; with results=True, of what results report
+    of each host ({"host": summary and clients.<host>, "per_cpu": one CPU's entry}; docs/results.md)."""
+    return json.loads(_napisim.results_schema_json() if results else _napisim.schema_json())
 
 
 def default_scenario() -> dict:

@@ -25,6 +25,9 @@ def scenario_sha256(
 def schema_json() -> str:
     """JSON Schema (draft 2020-12) of a scenario document."""
 
+def results_schema_json() -> str:
+    """JSON Schema of what results report of each host: {"host": ..., "per_cpu": ...}."""
+
 def default_scenario_json() -> str:
     """The embedded default scenario (scenarios/quickstart.json)."""
 

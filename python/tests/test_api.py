@@ -50,6 +50,19 @@ def test_schema_describes_a_scenario():
     assert "workload" in s["properties"] and "models" in s["properties"]
 
 
+def test_a_run_validates_against_the_results_schema():
+    import jsonschema
+
+    rs = napisim.schema(results=True)
+    r = napisim.run("quickstart", duration_s=0.002, warmup_s=0.001).raw
+    jsonschema.validate(r["summary"], rs["host"])
+    for cpu in r["per_cpu"]:
+        jsonschema.validate(cpu, {**rs["per_cpu"], "required": list(rs["per_cpu"]["properties"])})
+    for host in r["clients"].values():
+        jsonschema.validate(host, {**rs["host"], "required": list(rs["host"]["properties"])})
+    assert rs["host"]["properties"]["cpu"]["properties"]["busy_pct"]["x-unit"] == "%"
+
+
 def test_validate_spells_out_defaults_and_applies_overrides():
     r = napisim.validate("quickstart", duration_s=0.03, workload__params__num_flows=16)
     assert r["duration_s"] == 0.03

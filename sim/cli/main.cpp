@@ -21,6 +21,7 @@
 #include "sim/model/model.hpp"
 #include "sim/output/writers.hpp"
 #include "sim/params/json_util.hpp"
+#include "sim/scenario/host_results.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simgrid/run.hpp"
 #include "sim/workloads/trace.hpp"
@@ -233,13 +234,18 @@ int main(int argc, char** argv) {
   validate->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios)")->required();
   validate->add_option("--set", sets, "Override a value: path=value; repeatable");
 
-  app.add_subcommand("schema", "Print the scenario JSON Schema");
+  bool schema_results = false;
+  auto* schema = app.add_subcommand("schema", "Print the scenario JSON Schema");
+  schema->add_flag("--results", schema_results,
+                   "Print the JSON Schema of what results report of each host instead (docs/results.md)");
   app.add_subcommand("list-models", "List the receive-path models");
   app.add_subcommand("list-workloads", "List the workload types");
   app.add_subcommand("list-scenarios", "List the scenario names run and validate accept (and napisim.run in Python)");
   app.set_version_flag("--version", std::string("napisim ") + NAPISIM_VERSION + " (" + NAPISIM_GIT_SHA + ")");
-  auto* describe = app.add_subcommand("describe", "Describe a receive-path model's or a workload's parameters");
-  describe->add_option("name", model, "Model name (list-models) or workload type (list-workloads)")->required();
+  auto* describe = app.add_subcommand(
+      "describe", "Describe a receive-path model's or a workload's parameters, or (\"results\") what results report");
+  describe->add_option("name", model, "Model name (list-models), workload type (list-workloads) or results")
+      ->required();
 
   napisim::calibrate::CalibrateOptions cal;
   std::string cal_seeds;
@@ -348,8 +354,8 @@ int main(int argc, char** argv) {
         write_output(gen_out, csv, "--out");
       return 0;
     }
-    if (app.got_subcommand("schema")) {
-      std::cout << napisim::scenario_schema().dump(2) << "\n";
+    if (schema->parsed()) {
+      std::cout << (schema_results ? napisim::host_results_schema() : napisim::scenario_schema()).dump(2) << "\n";
       return 0;
     }
     if (app.got_subcommand("list-scenarios")) {
@@ -368,6 +374,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (describe->parsed()) {
+      if (model == "results") {
+        std::fputs(napisim::host_results_markdown().c_str(), stdout);
+        return 0;
+      }
       if (const auto* w = napisim::builtin_workloads().find(model)) {
         std::printf("%s (workload): %s\n\n%s", w->name.c_str(), w->summary.c_str(),
                     napisim::format_description(w->describe()).c_str());
@@ -379,7 +389,8 @@ int main(int argc, char** argv) {
           valid += (valid.empty() ? "" : ", ") + m.name;
         for (const auto& w : napisim::builtin_workloads().list())
           valid += ", " + w.name;
-        throw napisim::ConfigError("describe", "unknown model or workload \"" + model + "\"; expected one of " + valid);
+        throw napisim::ConfigError(
+            "describe", "unknown model or workload \"" + model + "\"; expected one of " + valid + ", or results");
       }
       const auto& m = napisim::builtin_models().get(model, "model");
       std::printf("%s: %s\n\n%s", m.name.c_str(), m.summary.c_str(), napisim::format_description(m.describe()).c_str());

@@ -12,6 +12,7 @@
 //                napi_watchdog, threaded NAPI poll loop
 //   nic.cpp      the driver (mlx5e-like napi poll, CQ arming) and the NIC (RSS, rings, moderation)
 //   socket.cpp   TCP receive/transmit glue, sk_data_ready, epoll_wait, recv/send syscalls
+//   counters.cpp the event counters results read, and snapshot()
 //
 // Execution model. Each CPU has three context levels: hardirq (2) > softirq (1) > task (0). Code
 // at each level is a Proc coroutine that consumes CPU time by awaiting exec(ctx, ns); only the
@@ -40,6 +41,7 @@
 #include "sim/hw/nic.hpp"
 #include "sim/hw/topology.hpp"
 #include "sim/kernel/costs.hpp"
+#include "sim/kernel/counters.hpp"
 #include "sim/kernel/fair.hpp"
 #include "sim/kernel/inet_hash.hpp"
 #include "sim/kernel/napi.hpp"
@@ -672,15 +674,7 @@ class Kernel : public EventSink, public WakeView {
 
   // ---- results ------------------------------------------------------------------------------
   /// Snapshot of every counter the results report (taken at warm-up end and at the end).
-  struct Snapshot {
-    Nanos t = 0;
-    std::vector<std::array<Nanos, kNumCpuClasses>> cpu_time;
-    std::vector<Nanos> psi_some, psi_nonidle;
-    std::vector<std::uint64_t> irqs, ctx_switches, time_squeeze, processed, ksoftirqd_wakeups;
-    std::uint64_t backlog_drops = 0, received_rps = 0;
-    std::uint64_t nic_irqs = 0, rx_pkts = 0, tx_pkts = 0, ring_drops = 0, rx_bytes = 0, tx_bytes = 0;
-    std::uint64_t napi_polls = 0, napi_full_polls = 0, nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
-  };
+  using Snapshot = napisim::Snapshot;
   Snapshot snapshot();
 
  private:

@@ -368,44 +368,4 @@ Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
   co_await local_bh_enable(t);
 }
 
-Kernel::Snapshot Kernel::snapshot() {
-  Snapshot s;
-  s.t = host_.now();
-  for (int i = 0; i < nr_cpus(); ++i) {
-    Cpu& c = cpu(i);
-    update_exec(c);
-    psi_update(c);
-    s.cpu_time.push_back(c.time);
-    s.psi_some.push_back(c.psi_some_ns);
-    s.psi_nonidle.push_back(c.psi_nonidle_ns);
-    s.irqs.push_back(c.irqs);
-    s.ctx_switches.push_back(c.ctx_switches);
-    s.time_squeeze.push_back(c.sd.time_squeeze);
-    s.processed.push_back(c.sd.processed);
-    s.ksoftirqd_wakeups.push_back(c.ksoftirqd_wakeups);
-    s.backlog_drops += c.sd.dropped;
-    s.received_rps += c.sd.received_rps;
-  }
-  for (auto& nic : nics_) {
-    for (auto& ch : nic->channels) {
-      rx_sync(*ch);
-      s.nic_irqs += ch->irqs;
-      s.rx_pkts += ch->rx_pkts;
-      s.tx_pkts += ch->tx_pkts;
-      s.ring_drops += ch->drops;
-      s.rx_bytes += ch->rx_bytes;
-      s.tx_bytes += ch->tx_bytes;
-      s.napi_polls += ch->napi.polls;
-      s.napi_full_polls += ch->napi.full_polls;
-    }
-  }
-  for (auto& t : tasks_) {
-    s.nvcsw += t->nvcsw;
-    s.nivcsw += t->nivcsw;
-    s.wakeups += t->wakeups;
-    s.migrations += t->migrations;
-  }
-  return s;
-}
-
 }  // namespace napisim

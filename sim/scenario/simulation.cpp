@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "sim/core/error.hpp"
+#include "sim/scenario/host_results.hpp"
 
 namespace napisim {
 
@@ -185,87 +186,6 @@ Kernel* Simulation::client_kernel(int i) {
     if (h->index == i) return h->kernel.get();
   return nullptr;
 }
-
-namespace {
-
-double pct(double part, double whole) {
-  return whole > 0 ? 100.0 * part / whole : 0.0;
-}
-
-// One host's counters over the measurement window [b, e]: `summary` gets the host-wide figures
-// (CPU by class, IRQs, NAPI, drops, PSI; per operation with `transactions`), `per_cpu` each CPU's.
-void host_results(const Kernel::Snapshot& b, const Kernel::Snapshot& e, double transactions, Json& summary,
-                  Json& per_cpu) {
-  const Nanos measured = e.t - b.t;
-  const int ncpu = static_cast<int>(e.cpu_time.size());
-  std::array<double, kNumCpuClasses> cls{};
-  double busy = 0, psi_weighted = 0, nonidle_total = 0;
-  std::uint64_t irqs_total = 0, ctxsw = 0, squeeze = 0;
-  per_cpu = Json::array();
-  for (int c = 0; c < ncpu; ++c) {
-    const auto u = static_cast<std::size_t>(c);
-    Json pc;
-    pc["cpu"] = c;
-    double cbusy = 0;
-    Json by = Json::object();
-    for (int k = 0; k < kNumCpuClasses; ++k) {
-      const double d =
-          static_cast<double>(e.cpu_time[u][static_cast<std::size_t>(k)] - b.cpu_time[u][static_cast<std::size_t>(k)]);
-      cls[static_cast<std::size_t>(k)] += d;
-      if (k != static_cast<int>(CpuClass::kIdle)) cbusy += d;
-      by[cpu_class_name(static_cast<CpuClass>(k))] = pct(d, static_cast<double>(measured));
-    }
-    busy += cbusy;
-    const double some = static_cast<double>(e.psi_some[u] - b.psi_some[u]);
-    const double nonidle = static_cast<double>(e.psi_nonidle[u] - b.psi_nonidle[u]);
-    psi_weighted += some * nonidle;
-    nonidle_total += nonidle;
-    irqs_total += e.irqs[u] - b.irqs[u];
-    ctxsw += e.ctx_switches[u] - b.ctx_switches[u];
-    squeeze += e.time_squeeze[u] - b.time_squeeze[u];
-    pc["busy_pct"] = pct(cbusy, static_cast<double>(measured));
-    pc["by_class_pct"] = by;
-    pc["irqs"] = e.irqs[u] - b.irqs[u];
-    pc["context_switches"] = e.ctx_switches[u] - b.ctx_switches[u];
-    pc["time_squeeze"] = e.time_squeeze[u] - b.time_squeeze[u];
-    pc["processed"] = e.processed[u] - b.processed[u];
-    pc["ksoftirqd_wakeups"] = e.ksoftirqd_wakeups[u] - b.ksoftirqd_wakeups[u];
-    pc["psi_some_pct"] = pct(some, static_cast<double>(measured));
-    per_cpu.push_back(pc);
-  }
-  Json cpu;
-  cpu["busy_pct"] = pct(busy, static_cast<double>(measured) * ncpu);
-  cpu["busy_cpus"] = busy / static_cast<double>(measured > 0 ? measured : 1);
-  cpu["cpu_us_per_op"] = transactions > 0 ? busy / transactions / 1000.0 : 0.0;
-  Json by = Json::object();
-  for (int k = 0; k < kNumCpuClasses; ++k)
-    by[cpu_class_name(static_cast<CpuClass>(k))] =
-        pct(cls[static_cast<std::size_t>(k)], static_cast<double>(measured) * ncpu);
-  cpu["by_class_pct"] = by;
-  summary["cpu"] = cpu;
-  auto delta = [&](std::uint64_t Kernel::Snapshot::*f) { return e.*f - b.*f; };
-  const std::uint64_t nic_irqs = delta(&Kernel::Snapshot::nic_irqs);
-  const std::uint64_t rx = delta(&Kernel::Snapshot::rx_pkts);
-  summary["irqs"] = nic_irqs;
-  summary["irqs_all"] = irqs_total;
-  summary["packets_per_irq"] = nic_irqs > 0 ? static_cast<double>(rx) / static_cast<double>(nic_irqs) : 0.0;
-  summary["rx_packets"] = rx;
-  summary["tx_packets"] = delta(&Kernel::Snapshot::tx_pkts);
-  summary["ring_drops"] = delta(&Kernel::Snapshot::ring_drops);
-  summary["backlog_drops"] = delta(&Kernel::Snapshot::backlog_drops);
-  summary["received_rps"] = delta(&Kernel::Snapshot::received_rps);
-  summary["time_squeeze"] = squeeze;
-  summary["napi_polls"] = delta(&Kernel::Snapshot::napi_polls);
-  summary["napi_full_polls"] = delta(&Kernel::Snapshot::napi_full_polls);
-  summary["context_switches"] = ctxsw;
-  summary["wakeups"] = delta(&Kernel::Snapshot::wakeups);
-  summary["migrations"] = delta(&Kernel::Snapshot::migrations);
-  // psi.c: per-CPU SOME time weighted by each CPU's non-idle time.
-  summary["psi_cpu_some_pct"] =
-      nonidle_total > 0 ? pct(psi_weighted / nonidle_total, static_cast<double>(measured)) : 0.0;
-}
-
-}  // namespace
 
 void Simulation::end_interval() {
   // One interval's figures, as the run's summary has them for the whole window: the latency

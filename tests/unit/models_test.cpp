@@ -513,7 +513,7 @@ TEST(RuntimeSwitchTest, SoftirqToThreadedHandsOverWithoutLoss) {
   EXPECT_EQ(cls_total(after, kSoftirq) - cls_total(handed, kSoftirq), 0);
   EXPECT_GT(cls_total(after, kKthread) - cls_total(handed, kKthread), 0);
   EXPECT_EQ(after.cpu_time[0][kKthread] + after.cpu_time[1][kKthread], 0);
-  EXPECT_GT(after.processed[2] + after.processed[3], 0u);
+  EXPECT_GT(after.cpu(2, Counter::kProcessed) + after.cpu(3, Counter::kProcessed), 0u);
   EXPECT_GT(sim.workload().completed(), 100u);
   const Json cons = sim.workload().conservation();
   EXPECT_EQ(cons["sent"].get<std::uint64_t>(),

@@ -1,0 +1,99 @@
+// napisim: the event counters a host keeps (see counters.hpp).
+#include "sim/kernel/counters.hpp"
+
+#include "sim/kernel/kernel.hpp"
+
+namespace napisim {
+
+const std::array<CounterDef, kNumCounters>& counter_defs() {
+  using S = CounterScope;
+  static const std::array<CounterDef, kNumCounters> defs = {{
+      {Counter::kIrqs, "irqs", S::kCpu, "/proc/interrupts (the CPU's column)"},
+      {Counter::kContextSwitches, "context_switches", S::kCpu, "/proc/stat ctxt"},
+      {Counter::kTimeSqueeze, "time_squeeze", S::kCpu, "/proc/net/softnet_stat time_squeeze"},
+      {Counter::kProcessed, "processed", S::kCpu, "/proc/net/softnet_stat processed"},
+      {Counter::kKsoftirqdWakeups, "ksoftirqd_wakeups", S::kCpu, "wakeup_softirqd() waking ksoftirqd/N"},
+      {Counter::kBacklogDrops, "backlog_drops", S::kCpu, "/proc/net/softnet_stat dropped"},
+      {Counter::kReceivedRps, "received_rps", S::kCpu, "/proc/net/softnet_stat received_rps"},
+      {Counter::kNicIrqs, "nic_irqs", S::kChannel, "/proc/interrupts (the queue's vector)"},
+      {Counter::kRxPackets, "rx_packets", S::kChannel, "ethtool -S rx_packets"},
+      {Counter::kTxPackets, "tx_packets", S::kChannel, "ethtool -S tx_packets"},
+      {Counter::kRingDrops, "ring_drops", S::kChannel, "ethtool -S rx_out_of_buffer"},
+      {Counter::kRxBytes, "rx_bytes", S::kChannel, "ethtool -S rx_bytes (payload)"},
+      {Counter::kTxBytes, "tx_bytes", S::kChannel, "ethtool -S tx_bytes (payload)"},
+      {Counter::kNapiPolls, "napi_polls", S::kChannel, "napi_poll tracepoint"},
+      {Counter::kNapiFullPolls, "napi_full_polls", S::kChannel, "napi_poll tracepoint, work == budget"},
+      {Counter::kNvcsw, "nvcsw", S::kTask, "/proc/<pid>/status voluntary_ctxt_switches"},
+      {Counter::kNivcsw, "nivcsw", S::kTask, "/proc/<pid>/status nonvoluntary_ctxt_switches"},
+      {Counter::kWakeups, "wakeups", S::kTask, "sched_wakeup tracepoint"},
+      {Counter::kMigrations, "migrations", S::kTask, "sched_migrate_task tracepoint"},
+  }};
+  return defs;
+}
+
+namespace {
+void add(Snapshot& s, Counter c, std::uint64_t v) {
+  s.total[static_cast<std::size_t>(c)] += v;
+}
+}  // namespace
+
+void read_cpu_counters(Snapshot& s, const Cpu& c) {
+  std::array<std::uint64_t, kNumCpuCounters> row{};
+  auto set = [&](Counter k, std::uint64_t v) {
+    row[static_cast<std::size_t>(k)] = v;
+    add(s, k, v);
+  };
+  set(Counter::kIrqs, c.irqs);
+  set(Counter::kContextSwitches, c.ctx_switches);
+  set(Counter::kTimeSqueeze, c.sd.time_squeeze);
+  set(Counter::kProcessed, c.sd.processed);
+  set(Counter::kKsoftirqdWakeups, c.ksoftirqd_wakeups);
+  set(Counter::kBacklogDrops, c.sd.dropped);
+  set(Counter::kReceivedRps, c.sd.received_rps);
+  s.per_cpu.push_back(row);
+}
+
+void read_channel_counters(Snapshot& s, const Channel& ch) {
+  add(s, Counter::kNicIrqs, ch.irqs);
+  add(s, Counter::kRxPackets, ch.rx_pkts);
+  add(s, Counter::kTxPackets, ch.tx_pkts);
+  add(s, Counter::kRingDrops, ch.drops);
+  add(s, Counter::kRxBytes, ch.rx_bytes);
+  add(s, Counter::kTxBytes, ch.tx_bytes);
+  add(s, Counter::kNapiPolls, ch.napi.polls);
+  add(s, Counter::kNapiFullPolls, ch.napi.full_polls);
+}
+
+void read_task_counters(Snapshot& s, const Task& t) {
+  add(s, Counter::kNvcsw, t.nvcsw);
+  add(s, Counter::kNivcsw, t.nivcsw);
+  add(s, Counter::kWakeups, t.wakeups);
+  add(s, Counter::kMigrations, t.migrations);
+}
+
+// Every counter and the CPU time by class, as of now: the CPUs' accounting brought up to date
+// first, and arrivals that went without an event taken into the rings (rx_sync).
+Kernel::Snapshot Kernel::snapshot() {
+  Snapshot s;
+  s.t = host_.now();
+  for (int i = 0; i < nr_cpus(); ++i) {
+    Cpu& c = cpu(i);
+    update_exec(c);
+    psi_update(c);
+    s.cpu_time.push_back(c.time);
+    s.psi_some.push_back(c.psi_some_ns);
+    s.psi_nonidle.push_back(c.psi_nonidle_ns);
+    read_cpu_counters(s, c);
+  }
+  for (auto& nic : nics_) {
+    for (auto& ch : nic->channels) {
+      rx_sync(*ch);
+      read_channel_counters(s, *ch);
+    }
+  }
+  for (auto& t : tasks_)
+    read_task_counters(s, *t);
+  return s;
+}
+
+}  // namespace napisim
