@@ -221,7 +221,5 @@ Json load_scenario_doc(const std::string& path_or_name);
 /// Applies `--set path=value` overrides to a document (same validation as the file, at parse). The
 /// document must be an object (a file holding `null` is not a scenario, with or without --set).
 void apply_overrides(Json& doc, const std::vector<std::string>& sets);
-/// Hex SHA-256 of a string (provenance: scenario_sha256).
-std::string sha256_hex(const std::string& data);
 
 }  // namespace napisim

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/sha256.hpp"
 #include "sim/params/json_util.hpp"
 #include "sim/scenario/simulation.hpp"
 
