@@ -618,9 +618,7 @@ bool Mutilate::enable_breakdown() {
       {"client.send",
        "from the issue (op.start_time) to the request's transmit: the send() syscall (client), or the "
        "idealised client's client_tx_ns"},
-      {"wire.request",
-       "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the "
-       "server's ingress port, and retransmission after a drop"}};
+      wire_request_stage()};
   add_rx_stages(st, "server");
   st.push_back(
       {"server.read", "the worker's event handling (event_ns) and the read() that took the request's last byte"});
@@ -630,7 +628,7 @@ bool Mutilate::enable_breakdown() {
                 "the commands after it in the same read: memcached sends every response of a read in one "
                 "sendmsg()"});
   st.push_back({"server.send", "the sendmsg() of the responses, to the transmit (server)"});
-  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  st.push_back(wire_response_stage());
   add_rx_stages(st, "client");
   st.push_back({"client.app",
                 "the client's read() that took the response's last byte, and its parsing of the responses "

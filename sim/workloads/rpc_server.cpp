@@ -629,9 +629,7 @@ bool RpcServer::enable_breakdown() {
       {"client.send",
        "from rr_ts_1 to the request's transmit: the send() syscall (client), or the idealised client's "
        "client_tx_ns and its wait behind a closed window"},
-      {"wire.request",
-       "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the "
-       "server's ingress port, and retransmission after a drop"}};
+      wire_request_stage()};
   add_rx_stages(st, "server");
   st.push_back({"server.recv", "the worker's recv() that read the request's last byte"});
   st.push_back({"server.queue",
@@ -641,7 +639,7 @@ bool RpcServer::enable_breakdown() {
   st.push_back(
       {"server.block", "off-CPU blocking after its service (block_probability): asleep, then waiting for a CPU"});
   st.push_back({"server.send", "the send() of its response, to the response's transmit (server)"});
-  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  st.push_back(wire_response_stage());
   add_rx_stages(st, "client");
   st.push_back({"client.app",
                 "the client's recv() that read the response's last byte, and its handling of the responses "

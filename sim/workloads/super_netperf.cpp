@@ -182,17 +182,14 @@ enum Stage : std::size_t {
 }  // namespace
 
 bool SuperNetperf::enable_breakdown() {
-  std::vector<LatencyBreakdown::Stage> st = {
-      {"client.send", "the request's send() syscall, to its transmit (client)"},
-      {"wire.request",
-       "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the "
-       "server's ingress port, and retransmission after a drop"}};
+  std::vector<LatencyBreakdown::Stage> st = {{"client.send", "the request's send() syscall, to its transmit (client)"},
+                                             wire_request_stage()};
   // netserver and netperf block in recv() (no epoll): its return plays epoll_wait()'s part, so
   // epoll_return ends there and epoll_batch is 0.
   add_rx_stages(st, "server");
   st.push_back({"server.app", "netserver's user work (server_user_ns)"});
   st.push_back({"server.send", "the response's send() syscall, to its transmit (server)"});
-  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  st.push_back(wire_response_stage());
   add_rx_stages(st, "client");
   st.push_back({"client.app",
                 "the idealised client's client_rx_ns (0 on a Linux client: netperf stops its "

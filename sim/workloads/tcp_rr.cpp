@@ -182,17 +182,14 @@ enum Stage : std::size_t {
 void TcpRr::start_cutting() {
   if (breakdown_) return;
   std::vector<LatencyBreakdown::Stage> st = {
-      {"client.send", "from rr_ts_1 to the request's transmit: the send() syscall (client)"},
-      {"wire.request",
-       "from the request's transmit to the server's NIC ring: the TX port, serialization, the "
-       "link, the server's ingress port, and retransmission after a drop"}};
+      {"client.send", "from rr_ts_1 to the request's transmit: the send() syscall (client)"}, wire_request_stage()};
   add_rx_stages(st, "server");
   st.push_back({"server.app", "the server's handler: recv(), neper's user work, epoll_ctl(MOD, EPOLLOUT)"});
   st.push_back({"server.epollout",
                 "until the next epoll_wait() returned the EPOLLOUT event and its handler began "
                 "(the rest of the batch, the next call)"});
   st.push_back({"server.send", "the send() syscall, to the response's transmit (server)"});
-  st.push_back({"wire.response", "from the response's transmit to the client's NIC ring"});
+  st.push_back(wire_response_stage());
   add_rx_stages(st, "client");
   st.push_back({"client.app", "the client's recv() that completes the response, to rr_ts_2"});
   NAPISIM_ASSERT(st.size() == kNumStages, "tcp_rr: the stage names do not follow enum Stage");

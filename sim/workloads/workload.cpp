@@ -50,6 +50,16 @@ Json latency_json(const Histogram& h, const std::vector<double>& percentiles) {
   return lat;
 }
 
+LatencyBreakdown::Stage wire_request_stage() {
+  return {"wire.request",
+          "from the request's transmit to the server's NIC ring: the TX port, serialization, the link, the server's "
+          "ingress port, and retransmission after a drop"};
+}
+
+LatencyBreakdown::Stage wire_response_stage() {
+  return {"wire.response", "from the response's transmit to the client's NIC ring"};
+}
+
 void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::string& host) {
   const std::pair<const char*, const char*> kStages[] = {
       {"irq",

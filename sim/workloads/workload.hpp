@@ -89,6 +89,9 @@ RxMarks idealised_rx(Nanos wire);
 /// socket_queue, runq, epoll_return, epoll_batch. The waits on a CPU (net_rx_wait, socket_queue,
 /// runq) are split by what it did meanwhile: the breakdown's classes are wait_classes().
 inline constexpr std::size_t kRxStages = 8;
+/// The wire stages every request/response breakdown has, between the two hosts.
+LatencyBreakdown::Stage wire_request_stage();
+LatencyBreakdown::Stage wire_response_stage();
 void add_rx_stages(std::vector<LatencyBreakdown::Stage>& stages, const std::string& host);
 /// The names of the classes a waiting stage is split into (ClassTimes: the CPU classes, "self").
 std::vector<std::string> wait_classes();
