@@ -67,6 +67,14 @@ struct CostParams {
   std::int64_t copy_ns_per_kb = 17;   // [FIT, was 80] copy to/from user, ~60 GB/s: cache-hot source [INFER]
   std::int64_t ctx_switch_ns = 1386;  // [FIT, was 1200] context switch [MEAS 1.07-3.5 us, low authority]
   std::int64_t rps_enqueue_ns = 150;  // get_rps_cpu + enqueue_to_backlog per skb [INFER]
+  // Connections and futexes (sim/kernel/inet_csk.cpp); only listeners' connections and thread-pool
+  // servers pay them. A SYN and a handshake's completion each allocate and initialise a socket-sized
+  // object (request sock; child sock cloned from the listener, hashed into ehash) and run a path of
+  // the length of rx_skb_ns's; accept4() allocates a file and installs an fd. [INFER]
+  std::int64_t tcp_syn_ns = 1500;    // tcp_conn_request(): request sock, SYN-ACK built and sent [INFER]
+  std::int64_t tcp_child_ns = 1500;  // tcp_check_req() + tcp_v4_syn_recv_sock(): the child socket [INFER]
+  std::int64_t accept_ns = 700;      // inet_csk_accept() dequeue + sock_alloc_file() + fd_install() [INFER]
+  std::int64_t futex_ns = 200;       // futex(): hash bucket lock, queue or dequeue, beyond the entry [INFER]
   // Variability: every CPU segment's cost is multiplied by a lognormal factor of mean 1 and this
   // coefficient of variation (cache misses, branch mispredictions; "for a budget of 64 the
   // processing can take 0-500us per round", Kicinski 2020-10-02). 0 = deterministic costs.
@@ -106,6 +114,10 @@ struct CostParams {
     v("copy_ns_per_kb", &CostParams::copy_ns_per_kb, "ns/KiB", "User copy cost per KiB", r);
     v("ctx_switch_ns", &CostParams::ctx_switch_ns, "ns", "Context switch", r);
     v("rps_enqueue_ns", &CostParams::rps_enqueue_ns, "ns", "RPS: get_rps_cpu and enqueue_to_backlog per skb", r);
+    v("tcp_syn_ns", &CostParams::tcp_syn_ns, "ns", "A SYN on a listener: request sock and SYN-ACK", r);
+    v("tcp_child_ns", &CostParams::tcp_child_ns, "ns", "A handshake's completing ACK: the child socket", r);
+    v("accept_ns", &CostParams::accept_ns, "ns", "accept4() beyond the syscall entry: dequeue, file, fd", r);
+    v("futex_ns", &CostParams::futex_ns, "ns", "futex() wait or wake beyond the syscall entry and the wakeup", r);
     v("cost_cv", &CostParams::cost_cv, "", "Coefficient of variation of every CPU segment's cost (lognormal, mean 1)",
       Range{0, 10});
   }

@@ -43,6 +43,7 @@
 #include "sim/kernel/costs.hpp"
 #include "sim/kernel/counters.hpp"
 #include "sim/kernel/fair.hpp"
+#include "sim/kernel/inet_csk.hpp"
 #include "sim/kernel/inet_hash.hpp"
 #include "sim/kernel/napi.hpp"
 #include "sim/kernel/params.hpp"
@@ -641,6 +642,38 @@ class Kernel : public EventSink, public WakeView {
   /// context for up to sk_ll_usec before sleeping (tcp_recvmsg_locked, include/net/busy_poll.h).
   Proc<void> sk_busy_loop(Task& t, Socket& s);
 
+  // ---- listening sockets and futexes (inet_csk.cpp) -------------------------------------------
+  /// listen(): a listening socket whose accept queue holds `backlog` (capped at somaxconn) + 1.
+  Listener& listen(std::int64_t backlog);
+  Listener& listener(int id) { return *listeners_[static_cast<std::size_t>(id)]; }
+  /// `s` becomes a connection of `l` with no connection yet: its next packet is a SYN.
+  void listen_child(Listener& l, Socket& s);
+  /// epoll_ctl(EPOLL_CTL_ADD) of the listen fd on `ep` (EPOLLEXCLUSIVE if `exclusive`): the
+  /// Socket that stands for the item, reported by epoll_wait() while a connection waits.
+  Socket& listen_epoll_add(Listener& l, Epoll& ep, bool exclusive);
+  static bool acceptq_is_full(const Listener& l);
+  /// Tasks sock_def_readable() on `l` would wake now.
+  int listen_wakeups(const Listener& l) const;
+  /// A packet of a listener's connection that is not established (SYN, handshake-completing ACK).
+  void tcp_listen_rcv(Ctx ctx, Socket& s, const Skb& skb, const TrainStamps* st);
+  Nanos listen_rcv_cost(const Socket& s, const Skb& skb) const;
+  /// The listener's sk_data_ready(): ep_poll_callback() per item, accept() waiters (exclusive).
+  void listen_data_ready(Ctx ctx, Listener& l);
+  void listen_sync_items(Listener& l);
+  /// inet_csk_accept()'s dequeue without CPU time: the oldest established child, or -1.
+  int accept_take(Listener& l);
+  /// accept4() by `t`: syscall_ns, then the child (accept_ns more) or -1 (EAGAIN) with `block`
+  /// null; with `block` it sleeps there (exclusive, FIFO) until a child is queued.
+  Proc<int> sys_accept(Task& t, Listener& l, WaitQueue* block);
+  /// close() of an accepted connection: it leaves its epoll, sends the FIN, and its next packet
+  /// is a new connection's SYN. The caller charges close_ns().
+  void tcp_close(Ctx ctx, Socket& s);
+  Nanos close_ns() const { return costs_.syscall_ns + costs_.tx_ack_ns; }
+  /// futex(FUTEX_WAIT/FUTEX_WAKE)'s CPU time on the caller beyond try_to_wake_up().
+  Nanos futex_ns() const { return costs_.syscall_ns + costs_.futex_ns; }
+  /// futex_wake(): wakes up to `nr` of q's waiters in order; returns how many.
+  int futex_wake(FutexQueue& q, int nr, int this_cpu);
+
   // ---- RPS / RFS (rps.cpp) --------------------------------------------------------------------
   RpsState& enable_rps();
   const RpsState* rps() const { return rps_.get(); }
@@ -819,6 +852,7 @@ class Kernel : public EventSink, public WakeView {
   std::vector<std::unique_ptr<Nic>> nics_;
   SocketTable sockets_;
   std::vector<std::unique_ptr<Epoll>> epolls_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<Napi*> napis_;
   std::vector<Skb> skb_batch_;
   WirePeer* peer_ = nullptr;

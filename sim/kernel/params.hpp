@@ -66,6 +66,7 @@ struct NetParams {
   std::int64_t flow_limit_table_len = 4096;  // net.core.flow_limit_table_len
   std::int64_t busy_read = 0;                // net.core.busy_read (us)
   std::int64_t busy_poll = 0;                // net.core.busy_poll (us)
+  std::int64_t somaxconn = 4096;             // net.core.somaxconn (4096 since v5.4, 19f92a030ca6)
   std::int64_t mss = 1448;                   // TCP MSS with timestamps on a 1500-byte MTU
   std::int64_t tso_max_bytes = 65536;        // GSO/TSO super-packet size (and GRO's 64 KB limit)
 
@@ -107,6 +108,8 @@ struct NetParams {
       "Flow-limit hash buckets per CPU (a power of two)", Range{1, 1 << 20});
     v("busy_read", &NetParams::busy_read, "us", "Default SO_BUSY_POLL for socket reads (0 = off)", Range{0, 1e7});
     v("busy_poll", &NetParams::busy_poll, "us", "Busy-poll time for poll/select/epoll (0 = off)", Range{0, 1e7});
+    v("somaxconn", &NetParams::somaxconn, "connections", "Cap on a listen() backlog (the accept queue's length)",
+      Range{0, 2147483647});
     v("mss", &NetParams::mss, "bytes", "TCP maximum segment size", Range{64, 65000});
     v("tso_max_bytes", &NetParams::tso_max_bytes, "bytes", "TSO/GSO super-packet and GRO size limit",
       Range{1500, 262144});

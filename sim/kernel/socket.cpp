@@ -71,10 +71,12 @@ Proc<void> Kernel::epoll_ctl_mod(Task& t, Epoll& ep, Socket& s, std::uint8_t eve
 }
 
 Nanos Kernel::skb_cost(const Skb& skb) const {
+  const Socket& s = sockets_[skb.sock];
+  if (s.tcp_state != TcpState::kEstablished) [[unlikely]]
+    return listen_rcv_cost(s, skb);
   if (skb.ack_only) return costs_.rx_ack_ns;
   Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
   if (skb.segs >= 2) c += costs_.tx_ack_ns;
-  const Socket& s = sockets_[skb.sock];
   if ((s.ep && (s.ep_events & kEpollIn) && s.ep->wq.waiter) || s.wq.waiter) c += costs_.wakeup_ns;
   return c;
 }
@@ -85,6 +87,10 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb, const TrainStamps* st) {
     return;
   }
   Socket& s = socket(skb.sock);
+  if (s.tcp_state != TcpState::kEstablished) [[unlikely]] {  // a listener's handshake: inet_csk.cpp
+    tcp_listen_rcv(ctx, s, skb, st);
+    return;
+  }
   s.napi_id = skb.napi_id;  // sk_mark_napi_id
   if (skb.ack_only) {
     if (s.rcvbuf > 0) tcp_ack(ctx, s, skb.bytes);

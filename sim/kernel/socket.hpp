@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/fifo.hpp"
+#include "sim/kernel/inet_csk.hpp"
 #include "sim/kernel/napi.hpp"
 #include "sim/kernel/task.hpp"
 
@@ -39,7 +40,9 @@ struct alignas(64) Socket {
   int lo_peer = -1;         // the other end of a connection over lo (-1: over a NIC)
   // ---- line 1 ------------------------------------------------------------------------------
   bool on_ready_list = false;
-  std::uint8_t ep_events = kEpollIn;  // epi->event.events: the epoll interest mask (kEpollIn/kEpollOut)
+  std::uint8_t ep_events = kEpollIn;            // epi->event.events: the epoll interest mask (kEpollIn/kEpollOut)
+  TcpState tcp_state = TcpState::kEstablished;  // kClose/kSynRecv only for a listener's connections
+  int listener = -1;                            // the listener it is accepted from (inet_csk.hpp), or -1
   // SO_TIMESTAMPING-style receive stamps (opt-in, for workloads that measure in-application
   // queueing): each queued skb leaves (rcv_nxt after it, time it became readable) in rx_stamps
   // until the workload consumes it.
