@@ -12,6 +12,8 @@ namespace napisim {
 
 namespace {
 
+constexpr Nanos kTcpTimeoutInit = 1000000000;  // TCP_TIMEOUT_INIT: a SYN's first retransmission
+
 Json summarize(const Histogram& h, const std::vector<double>& ps) {
   Json j;
   j["count"] = h.count();
@@ -56,10 +58,13 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
                                   p_.server_nice);
     w->ep = &k.add_epoll();
     w->rng = rng.stream(type_ + "/worker" + std::to_string(i));
-    w->task->body = worker(*w);
+    w->task->body = p_.server_arch == "reuseport" && p_.connections == "persistent" && p_.spin_us == 0
+                        ? worker(*w)
+                        : worker_body(*w);  // server_arch.cpp
     k.start_task(*w->task, home);
     workers_.push_back(std::move(w));
   }
+  if (p_.server_arch != "reuseport" || p_.connections != "persistent") setup_arch(rng, allowed);
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:8080, spread over the client hosts.
   load_rng_ = rng.stream(type_ + "/load");
   clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
@@ -75,8 +80,12 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
     fl.sock = s.id;
     fl.host = host;
     fl.thread = reuseport_thread(s, k.inet_ehashfn(tuple), p_.num_threads, p_.flow_steering == "rx_queue");
-    k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
-    s.reader = workers_[static_cast<std::size_t>(fl.thread)]->task;
+    if (p_.server_arch == "reuseport" && !handshakes_) {
+      k.epoll_ctl_add(*workers_[static_cast<std::size_t>(fl.thread)]->ep, s);
+      s.reader = workers_[static_cast<std::size_t>(fl.thread)]->task;
+    } else {
+      attach_flow(fl, s, static_cast<std::size_t>(f));  // server_arch.cpp
+    }
     flow_socks_.push_back(s.id);
     if (paths_[static_cast<std::size_t>(host)].kernel)
       fl.csock = clients_.add_socket(host, s.id, tuple);
@@ -317,6 +326,15 @@ std::int64_t RpcServer::truesize(const Request& r) const {
 }
 
 void RpcServer::send_request(Flow& f, const Request& r) {
+  if (f.conn != Flow::Conn::kOpen) {  // server_arch.cpp: the request waits for its connection
+    ++sent_;
+    if (in_window(r.sent)) ++sent_in_window_;
+    if (send_log_) send_log_->push_back(r.sent);
+    f.waiting.push_back(r);
+    f.pending.push_back(r);
+    if (f.conn == Flow::Conn::kNone) client_connect(f, r.sent);
+    return;
+  }
   // tcp_sendmsg(): data beyond the peer's window waits in the send queue; a full send queue
   // (sk_stream_memory_free() false) makes a non-blocking send() fail, and an open-loop client
   // cannot send the request at all. A closed-loop flow never has more than one outstanding.
@@ -439,7 +457,13 @@ void RpcServer::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, b
     clients_.to_client(f.host, Train{f.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
     return;
   }
-  if (ack_only) return;  // the idealised client's stack absorbs ACKs
+  if (ack_only) {  // the idealised client's stack absorbs ACKs; a SYN-ACK or FIN ends a connect() or a connection
+    const TcpState st = k_->socket(sock).tcp_state;
+    if (handshakes_ && st != TcpState::kEstablished)
+      k_->host().schedule(wire_done + path.latency_ns + p_.client_rx_ns, Prio::kWire, this,
+                          st == TcpState::kSynRecv ? kClientConnected : kClientFin, static_cast<std::uint64_t>(sock));
+    return;
+  }
   // The server's port is FIFO and a host's latency is fixed, so a host's arrivals are in order.
   to_client_[static_cast<std::size_t>(f.host)].push_back(Train{sock, bytes, segs, false});
   k_->host().schedule(wire_done + path.latency_ns + p_.client_rx_ns, Prio::kWire, this, kClientArrive,
@@ -466,6 +490,7 @@ void RpcServer::client_receive(const Train& tr) {
       marks_[static_cast<std::size_t>(tr.sock)].q.front().cli = idealised_rx(now - p_.client_rx_ns);
       answered(tr.sock, r.sent, now, measured);
     }
+    if (p_.connections == "per_request") f.conn = Flow::Conn::kClosing;  // the server closes it
     if (load_.kind == RpcLoad::Kind::kClosed) after_response(f);
   }
 }
@@ -576,6 +601,15 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kClientRetransmit:
       clients_.on_retransmit(arg);
       break;
+    case kClientConnected:
+      client_connected(flows_[arg]);
+      break;
+    case kClientFin:
+      client_fin(flows_[arg]);
+      break;
+    case kSynRetransmit:  // tcp_retransmit_timer() in SYN_SENT
+      uplink_.send(flows_[arg].host, WireTrain{static_cast<int>(arg), 0, 1, false}, k_->now());
+      break;
     case kClientArrive: {
       Fifo<Train>& q = to_client_[arg];
       const Train tr = q.front();
@@ -599,6 +633,12 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
 
 void RpcServer::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
+  if (handshakes_ && k_->socket(sock).tcp_state == TcpState::kClose) {  // a SYN: sent again after 1 s
+    ++syn_retransmits_;
+    k_->host().schedule(k_->now() + kTcpTimeoutInit, Prio::kWire, this, kSynRetransmit,
+                        static_cast<std::uint64_t>(sock));
+    return;
+  }
   client_resend(clients_, uplink_, flows_[static_cast<std::size_t>(sock)].host, Train{sock, bytes, segs, false},
                 p_.rto_ns);
 }
@@ -625,6 +665,8 @@ enum Stage : std::size_t {
 }  // namespace
 
 bool RpcServer::enable_breakdown() {
+  // server_arch.cpp's loops keep no stage marks (yet): only the default workers are cut.
+  if (p_.server_arch != "reuseport" || p_.connections != "persistent" || p_.spin_us > 0) return false;
   std::vector<LatencyBreakdown::Stage> st = {
       {"client.send",
        "from rr_ts_1 to the request's transmit: the send() syscall (client), or the idealised client's "
@@ -700,6 +742,8 @@ void RpcServer::report(Json& summary, Json& workload) const {
   app["queue_ns"] = summarize(queue_hist_, {50, 99, 99.9});
   app["service_ns"] = summarize(service_hist_, {50, 99, 99.9});
   summary["app"] = app;
+  if (p_.server_arch != "reuseport" || p_.connections != "persistent" || p_.spin_us > 0)
+    summary["server"] = arch_report();  // server_arch.cpp
   workload["type"] = type_;
   workload["num_flows"] = load_.num_flows;
   workload["num_threads"] = p_.num_threads;

@@ -65,6 +65,12 @@ struct RpcServerParams {
   std::int64_t maxevents = 1000;
   std::int64_t epoll_timeout = -1;  // -1 blocks; 0: the worker's own busy loop on epoll_wait
   std::string flow_steering = "reuseport";
+  std::string server_arch = "reuseport";   // server_arch.cpp
+  std::string connections = "persistent";  // per_request: a connection (handshake, accept, close) per request
+  bool epoll_exclusive = false;            // shared_epoll: EPOLLEXCLUSIVE on the listen fd
+  std::int64_t listen_backlog = 4096;      // listen(fd, backlog), capped at net.core.somaxconn
+  std::string dispatcher_cpus = "";        // dispatcher, thread_pool: the dispatching thread's CPUs
+  std::int64_t spin_us = 0;                // user-space polling before a worker sleeps
   Json service_ns = Json{{"type", "exponential"}, {"mean", 10000}};
   double block_probability = 0.0;
   Json block_ns = Json{{"type", "constant"}, {"value", 100000}};
@@ -104,6 +110,33 @@ struct RpcServerParams {
     v("flow_steering", &RpcServerParams::flow_steering, "",
       "Flow to worker: reuseport (SO_REUSEPORT hash) or rx_queue (worker = RX queue mod workers)",
       Choices{"reuseport", "rx_queue"});
+    v("server_arch", &RpcServerParams::server_arch, "",
+      "How connections and requests reach the workers: reuseport (a listener per worker, flow_steering picks it; "
+      "each worker's epoll owns its connections); dispatcher (memcached: one listener thread accepts and hands "
+      "connections round-robin to the workers through a notify pipe); thread_pool (one dispatcher thread's epoll "
+      "owns every connection (EPOLLONESHOT), reads the requests and queues them on a shared user-space queue; any "
+      "idle worker takes the next, woken by futex); shared_accept (one listening socket, every worker blocks in "
+      "accept() and serves the connection it got until it closes); shared_epoll (one listening socket in every "
+      "worker's epoll, as nginx: plain items wake every waiting worker, epoll_exclusive one)",
+      Choices{"reuseport", "dispatcher", "thread_pool", "shared_accept", "shared_epoll"});
+    v("connections", &RpcServerParams::connections, "",
+      "persistent: each flow is one connection for the whole run; per_request: each request opens a connection "
+      "(SYN, SYN-ACK, the ACK carrying the request, accept(), the response, close()), as HTTP/1.0; needs idealised "
+      "clients, with which a listener architecture's persistent connections open the same way at their first "
+      "request (on Linux client hosts they are accepted before the run, round-robin)",
+      Choices{"persistent", "per_request"});
+    v("epoll_exclusive", &RpcServerParams::epoll_exclusive, "",
+      "shared_epoll: add the listen fd with EPOLLEXCLUSIVE (a connection wakes one waiting worker, not all)");
+    v("listen_backlog", &RpcServerParams::listen_backlog, "connections",
+      "listen() backlog, capped at kernel.net.somaxconn: the accept queue holds this + 1; a SYN or handshake "
+      "ACK beyond it is dropped and retransmitted by the client",
+      Range{0, 2147483647});
+    v("dispatcher_cpus", &RpcServerParams::dispatcher_cpus, "cpulist",
+      "dispatcher and thread_pool: CPUs of the dispatching thread (\"\" = server_cpus)");
+    v("spin_us", &RpcServerParams::spin_us, "us",
+      "User-space polling before a worker sleeps: an epoll worker calls epoll_wait(0) for up to this long, a "
+      "thread_pool worker polls the shared queue, before blocking (0 = block at once)",
+      Range{0, 1e7});
     v("service_ns", &RpcServerParams::service_ns, "ns",
       "User-mode CPU per request: a distribution (number, or {type: constant|uniform|exponential|normal|"
       "lognormal|pareto|empirical, ...}; lognormal takes the arithmetic mean and stddev = cv x mean)");
@@ -225,6 +258,17 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     std::int64_t rmem = 0, wmem = 0;
     Fifo<Request> held{4};
     bool window_update = false;  // an ACK opening the window is on its way to the client
+    // server_arch.cpp: requests framed by a thread_pool dispatcher for a worker (readable since `at`).
+    struct Framed {
+      Request r;
+      Nanos at = 0;
+    };
+    Fifo<Framed> framed{2};
+    // Connections through a listener (idealised client): the client's view of this flow's
+    // connection, and the requests waiting for it to open.
+    enum class Conn : std::uint8_t { kNone, kConnecting, kOpen, kClosing };
+    Conn conn = Conn::kOpen;
+    Fifo<Request> pending{2};
   };
   using Train = WireTrain;
   struct Worker {
@@ -232,6 +276,13 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     Epoll* ep = nullptr;
     WaitQueue sleep;  // off-CPU block
     Rng rng{0};       // service and block draws
+    // server_arch.cpp
+    WaitQueue wait;                // blocked in accept() or futex_wait()
+    Fifo<int> handoff{4};          // dispatcher: connections handed to this worker (memcached's CQ)
+    int notify = -1;               // dispatcher: the read end of its notify pipe, in its epoll
+    int conn = -1;                 // shared_accept: the connection it serves
+    Listener* listener = nullptr;  // reuseport with per_request connections: its own listener
+    std::uint64_t served = 0;
   };
   /// A send a Linux client thread has due at `at`: a flow's next request after its think time,
   /// an open-loop arrival (`rec` -1, the flow drawn when it is due) or trace record `rec`.
@@ -287,7 +338,10 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     kTraceArrival = 7,
     kWorkerWake = 8,
     kWindowOpen = 9,
-    kClientRetransmit = 10
+    kClientRetransmit = 10,
+    kClientConnected = 11,  // server_arch.cpp: a SYN-ACK reached the client
+    kClientFin = 12,        // the server's FIN reached the client
+    kSynRetransmit = 13     // the client's SYN retransmission timer (TCP_TIMEOUT_INIT)
   };
   void setup_linux_clients(const RngRoot& rng);
   Proc<void> client_thread(ClientThread& th);
@@ -311,6 +365,49 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   void check_offered_load() const;
   /// Simulated time from the start of one pass of a repeated trace to the next.
   Nanos trace_pass_ns() const;
+
+  // ---- server architectures (server_arch.cpp) ------------------------------------------------
+  enum class Role : std::uint8_t { kConn, kListenItem, kNotify };
+  struct SockRole {
+    Role role = Role::kConn;
+    Listener* listener = nullptr;  // kListenItem
+  };
+  /// Connections open through a listener's handshake (idealised clients; every per_request run).
+  bool handshakes() const { return handshakes_; }
+  /// Creates the listener(s), the dispatching thread and the workers' bodies (after the workers).
+  void setup_arch(const RngRoot& rng, const CpuMask& allowed);
+  /// Where flow `f` (socket `s`, the `index`-th connection) goes: a worker's epoll or a listener.
+  void attach_flow(Flow& f, Socket& s, std::size_t index);
+  Proc<void> worker_body(Worker& w);
+  /// epoll_wait() of an epoll worker: spin_us of epoll_wait(0) first, then as epoll_timeout says.
+  Proc<int> worker_epoll_wait(Worker& w, std::vector<int>& events);
+  /// The next whole request read on `f` (and when it became readable), as worker() frames them.
+  bool frame_next(Flow& f, Socket& s, Request* r, Nanos* readable);
+  /// One request's service, optional block and response, by `w`.
+  Proc<void> serve(Worker& w, Flow& f, Socket& s, const Request& r, Nanos readable);
+  /// The server's close() of a per_request connection once its request is answered.
+  Proc<void> close_conn(Worker& w, Socket& s);
+  Proc<void> epoll_loop(Worker& w);   // dispatcher workers, shared_epoll, reuseport with spin or handshakes
+  Proc<void> accept_loop(Worker& w);  // shared_accept
+  Proc<void> pool_worker(Worker& w);  // thread_pool
+  Proc<void> pool_dispatcher();       // thread_pool's dispatcher
+  Proc<void> listener_thread();       // dispatcher's listener thread
+  /// The worker or dispatcher accepts one connection from the listen fd `item` reported.
+  Proc<void> accept_into(Task& t, Epoll& ep, Socket& item);
+  /// Idealised client: open `f`'s connection (its SYN) for the request at the head of `pending`.
+  void client_connect(Flow& f, Nanos at);
+  void client_connected(Flow& f);
+  void client_fin(Flow& f);
+  Json arch_report() const;
+  bool handshakes_ = false;
+  std::vector<SockRole> roles_;  // by socket id (only sockets the architecture made besides flows)
+  Listener* listener_ = nullptr;
+  Task* dispatcher_ = nullptr;
+  Epoll* dispatch_ep_ = nullptr;
+  std::size_t next_worker_ = 0;  // dispatcher: round-robin
+  Fifo<int> pool_jobs_{16};      // thread_pool: connections with framed requests, in order
+  FutexQueue pool_futex_;
+  std::uint64_t futex_wakes_ = 0, syn_retransmits_ = 0;
 
   RpcServerParams p_;
   RpcLoad load_;
