@@ -118,6 +118,7 @@ struct Inbound {
 };
 
 struct Nic;
+struct XdpProg;
 
 struct Channel {
   int id = 0;
@@ -141,6 +142,7 @@ struct Channel {
   Napi napi;
   std::unique_ptr<NetDim> dim;
   int rx_usecs = 0, rx_frames = 1;  // current moderation (static or from DIM)
+  XdpProg* xdp = nullptr;           // the XDP program on its RQ (sim/kernel/xsk.hpp), or none
   // statistics
   std::uint64_t irqs = 0, rx_pkts = 0, rx_bytes = 0, drops = 0, tx_pkts = 0, tx_bytes = 0;
   std::uint64_t dim_events = 0;

@@ -46,6 +46,7 @@ bool Kernel::SpinAwait::await_ready() const noexcept {
     if ((napi->state & kInBusyPoll) && napi->ch) {
       k.rx_sync(*napi->ch);
       if (napi->ch->ring_pkts > 0 || napi->ch->tx_pending > 0) return true;
+      if (napi->ch->xdp && napi->ch->xdp->xsk && !napi->ch->xdp->xsk->tx.empty()) return true;  // mlx5e_xsk_tx()
     }
   }
   return false;

@@ -75,6 +75,15 @@ struct CostParams {
   std::int64_t tcp_child_ns = 1500;  // tcp_check_req() + tcp_v4_syn_recv_sock(): the child socket [INFER]
   std::int64_t accept_ns = 700;      // inet_csk_accept() dequeue + sock_alloc_file() + fd_install() [INFER]
   std::int64_t futex_ns = 200;       // futex(): hash bucket lock, queue or dequeue, beyond the entry [INFER]
+  // XDP and AF_XDP (sim/kernel/xsk.cpp), paid only where a program is attached. XDP_DROP runs at
+  // 24 Mpps on one core of a ConnectX-5 (Hoiland-Jorgensen et al., "The eXpress Data Path",
+  // CoNEXT 2018, fig. 3): ~41 ns a packet with the driver's descriptor work (rx_pkt_ns here), so
+  // the program and its dispatch ~20 ns; AF_XDP zero-copy rxdrop and txpush reach 20-30 Mpps a
+  // core (Karlsson & Topel, "The Path to DPDK Speeds for AF_XDP", LPC 2018) [INFER from MEAS].
+  std::int64_t xdp_prog_ns = 20;      // bpf_prog_run_xdp() of a small program [INFER]
+  std::int64_t xsk_rcv_ns = 30;       // xsk_rcv(): the RX descriptor, beyond the copy in copy mode [INFER]
+  std::int64_t xsk_tx_ns = 50;        // one XSK or XDP_TX descriptor onto the send queue [INFER]
+  std::int64_t xsk_sendmsg_ns = 150;  // __xsk_sendmsg() beyond the syscall entry, before the wakeup [INFER]
   // Variability: every CPU segment's cost is multiplied by a lognormal factor of mean 1 and this
   // coefficient of variation (cache misses, branch mispredictions; "for a budget of 64 the
   // processing can take 0-500us per round", Kicinski 2020-10-02). 0 = deterministic costs.
@@ -117,6 +126,10 @@ struct CostParams {
     v("tcp_syn_ns", &CostParams::tcp_syn_ns, "ns", "A SYN on a listener: request sock and SYN-ACK", r);
     v("tcp_child_ns", &CostParams::tcp_child_ns, "ns", "A handshake's completing ACK: the child socket", r);
     v("accept_ns", &CostParams::accept_ns, "ns", "accept4() beyond the syscall entry: dequeue, file, fd", r);
+    v("xdp_prog_ns", &CostParams::xdp_prog_ns, "ns", "An XDP program run per packet", r);
+    v("xsk_rcv_ns", &CostParams::xsk_rcv_ns, "ns", "AF_XDP receive per frame (copy mode adds copy_ns_per_kb)", r);
+    v("xsk_tx_ns", &CostParams::xsk_tx_ns, "ns", "An AF_XDP or XDP_TX frame queued for transmit by the driver", r);
+    v("xsk_sendmsg_ns", &CostParams::xsk_sendmsg_ns, "ns", "An AF_XDP sendto() kick beyond the syscall entry", r);
     v("futex_ns", &CostParams::futex_ns, "ns", "futex() wait or wake beyond the syscall entry and the wakeup", r);
     v("cost_cv", &CostParams::cost_cv, "", "Coefficient of variation of every CPU segment's cost (lognormal, mean 1)",
       Range{0, 10});

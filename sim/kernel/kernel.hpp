@@ -53,6 +53,7 @@
 #include "sim/kernel/socket.hpp"
 #include "sim/kernel/task.hpp"
 #include "sim/kernel/wake.hpp"
+#include "sim/kernel/xsk.hpp"
 
 namespace napisim {
 
@@ -674,6 +675,34 @@ class Kernel : public EventSink, public WakeView {
   /// futex_wake(): wakes up to `nr` of q's waiters in order; returns how many.
   int futex_wake(FutexQueue& q, int nr, int this_cpu);
 
+  // ---- XDP and AF_XDP (xsk.cpp) ----------------------------------------------------------------
+  /// Attaches an XDP program to `ch` (or sets its action): `action` for flows without an XSK.
+  XdpProg& xdp_attach(Channel& ch, XdpAction action);
+  /// An XSK bound to `ch` (an XDP program is attached if there is none).
+  Xsk& xsk_bind(Channel& ch, bool zerocopy, bool need_wakeup);
+  Xsk& xsk(int id) { return *xsks_[static_cast<std::size_t>(id)]; }
+  /// The program redirects flow `sock`'s packets on the XSK's queue to it (the xsks_map entry).
+  void xsk_redirect(Xsk& xs, int sock);
+  /// The driver's poll: the program's verdict on train `e`, its cost added to *cost; *stall: an
+  /// XSK had no fill-ring frame for it (it stays in the ring).
+  XdpAction xdp_rx(Ctx ctx, Channel& ch, const RxEntry& e, Nanos* cost, bool* stall);
+  void xdp_transmit(Ctx ctx, Channel& ch, int sock, std::uint32_t bytes);
+  void xdp_do_flush(Ctx ctx, Channel& ch);
+  /// mlx5e_xsk_tx() in the poll: the XSK's TX ring; *busy if descriptors are left.
+  Nanos xsk_tx_poll(Ctx ctx, Channel& ch, bool* busy);
+  /// The application writes `f` to the TX ring / puts `frames` on the fill ring.
+  void xsk_tx_post(Xsk& xs, const XskFrame& f);
+  void xsk_fill(Xsk& xs, std::int64_t frames);
+  void xsk_wakeup(Xsk& xs, int this_cpu);
+  bool xsk_no_wakeup(const Xsk& xs) const;
+  Proc<void> xsk_busy_poll_once(Task& t, Xsk& xs);
+  /// sendto(fd, NULL, 0, MSG_DONTWAIT): the TX kick.
+  Proc<void> xsk_sendto(Task& t, Xsk& xs);
+  /// recvfrom(fd, NULL, 0, MSG_DONTWAIT): busy poll or RX kick.
+  Proc<void> xsk_recvfrom(Task& t, Xsk& xs);
+  /// poll() on the XSK fd until its RX ring has entries.
+  Proc<void> xsk_poll_wait(Task& t, Xsk& xs);
+
   // ---- RPS / RFS (rps.cpp) --------------------------------------------------------------------
   RpsState& enable_rps();
   const RpsState* rps() const { return rps_.get(); }
@@ -853,6 +882,8 @@ class Kernel : public EventSink, public WakeView {
   SocketTable sockets_;
   std::vector<std::unique_ptr<Epoll>> epolls_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<XdpProg>> xdp_progs_;
+  std::vector<std::unique_ptr<Xsk>> xsks_;
   std::vector<Napi*> napis_;
   std::vector<Skb> skb_batch_;
   WirePeer* peer_ = nullptr;

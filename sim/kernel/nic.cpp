@@ -274,6 +274,9 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   const bool tx_busy = ntx == kTxCqPollBudget;
   ch.tx_pending -= ntx;
   cost += ntx * costs_.tx_completion_ns;
+  bool xdp_busy = false;  // an XSK's TX ring, or its empty fill ring without need_wakeup, keeps it polled
+  if (ch.xdp) [[unlikely]]
+    cost += xsk_tx_poll(ctx, ch, &xdp_busy);
   // Per skb: packet memory on the NIC's node read from this CPU's node (0 when local).
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
@@ -294,6 +297,26 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     work += static_cast<int>(take);
     cost += static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
     if (e.polled < e.segs) continue;  // GRO holds the partial train until its last segment
+    if (ch.xdp) [[unlikely]] {        // the XDP program runs before an skb exists (xsk.cpp)
+      bool stall = false;
+      const XdpAction act = xdp_rx(ctx, ch, e, &cost, &stall);
+      if (stall) {  // no fill-ring frame: the train stays in the ring
+        e.polled -= take;
+        work -= static_cast<int>(take);
+        cost -= static_cast<Nanos>(take) * (costs_.rx_pkt_ns + costs_.gro_seg_ns);
+        Xsk& xs = *ch.xdp->xsk;
+        if (xs.need_wakeup) {
+          xs.rx_need_wakeup = xs.fill_stalled = true;
+        } else {
+          xdp_busy = true;
+        }
+        break;
+      }
+      if (act != XdpAction::kPass) {
+        ch.ring.pop_front();
+        continue;
+      }
+    }
     Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
     if (stamps) {
       stamps[nb] = stamp_rx(n, e, poll_start);
@@ -329,6 +352,12 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   // softnet_data.processed is counted in __netif_receive_skb_core(), i.e. after RPS: an skb
   // steered to a backlog counts on the CPU that runs process_backlog(), not here.
   c.sd.processed += static_cast<std::uint64_t>(work - steered);
+  if (ch.xdp) [[unlikely]] {
+    xdp_do_flush(ctx, ch);
+    const bool done = work < budget && !tx_busy && !xdp_busy && napi_complete_done(c, n, work);
+    if (done && !(ch.xdp->xsk && ch.xdp->xsk->fill_stalled)) nic_arm_irq(ch);  // no posted buffer: nothing completes
+    co_return tx_busy || xdp_busy ? budget : work;
+  }
   if (work < budget && !tx_busy && napi_complete_done(c, n, work)) nic_arm_irq(ch);
   if (stamps_) napi_wait_resume(n);  // still scheduled: it waits again
   co_return tx_busy ? budget : work;
