@@ -737,6 +737,20 @@ std::string format_summary(const Json& result) {
                 num_or(find(summary, "instance_rate_min"), 0), num_or(find(summary, "instance_rate_max"), 0));
   } else if (type == "stream") {
     out += strf("%-10s %lld bytes\n", "received", int_or(find(summary, "bytes_received"), 0));
+  } else if (type == "xsk_rr") {
+    const Json* x = find(summary, "xsk");
+    out += strf("%-10s %lld RX, %lld TX, %lld RX ring drops, %lld empty fill ring, %lld syscalls, %lld driver kicks\n",
+                "xsk", int_or(find(x, "rx_packets"), 0), int_or(find(x, "tx_packets"), 0),
+                int_or(find(x, "rx_dropped"), 0), int_or(find(x, "fill_ring_empty"), 0), int_or(find(x, "syscalls"), 0),
+                int_or(find(x, "driver_wakeups"), 0));
+  }
+  if (const Json* srv = find(summary, "server"); srv != nullptr && (type == "app" || type == "trace")) {
+    out += strf("%-10s %s, %lld accepts, %lld listen overflows, %lld listener wakeups, %lld futex wakes\n", "server",
+                find(srv, "server_arch") && find(srv, "server_arch")->is_string()
+                    ? find(srv, "server_arch")->get<std::string>().c_str()
+                    : "",
+                int_or(find(srv, "accepts"), 0), int_or(find(srv, "listen_overflows"), 0),
+                int_or(find(srv, "listen_wakeups"), 0), int_or(find(srv, "futex_wakes"), 0));
   }
   host_results(out, server, summary, op);
   for (const std::string& name : linux_clients)

@@ -140,7 +140,7 @@ struct WorkloadSpec {
   template <class V>
   static void fields(V& v) {
     v("type", &WorkloadSpec::type, "", "Workload",
-      Choices{"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf"});
+      Choices{"tcp_rr", "app", "trace", "mutilate", "stream", "super_netperf", "xsk_rr"});
     v("params", &WorkloadSpec::params, "", "The workload's parameters");
   }
   bool operator==(const WorkloadSpec&) const = default;

@@ -171,7 +171,8 @@ void Simulation::set_trace(Timeline& t) {
 void Simulation::set_explain() {
   if (!workload_->enable_breakdown()) {
     std::string msg =
-        "latency attribution needs a workload with requests (tcp_rr, app, trace, mutilate, super_netperf); \"";
+        "latency attribution needs a workload with requests (tcp_rr, app, trace, mutilate, super_netperf, xsk_rr; app "
+        "and trace with the default server_arch, persistent connections and no spin_us); \"";
     msg += s_.workload.type;
     msg += "\" does not";
     throw ConfigError("--explain", msg);

@@ -12,6 +12,7 @@
 #include "sim/workloads/super_netperf.hpp"
 #include "sim/workloads/tcp_rr.hpp"
 #include "sim/workloads/trace.hpp"
+#include "sim/workloads/xsk_rr.hpp"
 
 namespace napisim {
 
@@ -189,6 +190,8 @@ const WorkloadRegistry& builtin_workloads() {
         "stream", "netperf TCP_STREAM / TCP_MAERTS: bulk transfer into or out of the server", false));
     r.add(plain_workload<SuperNetperfParams, SuperNetperf>(
         "super_netperf", "super_netperf: N concurrent netperf streams, the sum of their throughputs", true));
+    r.add(plain_workload<XskRrParams, XskRr>(
+        "xsk_rr", "UDP request/response over AF_XDP sockets (xsk_rr): a server thread per queue's XSK", false));
     return r;
   }();
   return registry;
