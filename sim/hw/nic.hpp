@@ -11,6 +11,22 @@
 // rx-usecs timer; the interrupt fires when it expires or when rx-frames completions accumulate,
 // whichever comes first. The CQ stays disarmed (interrupt masked) until the driver re-arms it
 // after napi_complete_done() returns true.
+//
+// cq_period_mode "cqe" or "eqe" models mlx5's CQ moderation instead (drivers/net/ethernet/mellanox/
+// mlx5/core/en_main.c mlx5e_build_nic_params(), mlx5e_set_rx_cq_mode_params(), en.h, v5.8-v6.6;
+// 9908aa292971 "net/mlx5e: CQE based moderation"): each completion queue of a channel (RX and TX)
+// counts its own completions and raises the channel's interrupt at cq_max_count of them
+// (rx-frames, tx-frames) or when its period (rx-usecs, tx-usecs) has run with a completion
+// pending. The period restarts upon each event the CQ generates (EQE mode,
+// MLX5_CQ_PERIOD_MODE_START_FROM_EQE: after a quiet spell the first completion interrupts at once)
+// or upon each new completion (CQE mode, _START_FROM_CQE: a burst interrupts rx-usecs after its
+// last packet, or at rx-frames). cq_period_mode selects the RX CQ's mode; the TX CQ is always EQE,
+// as in mlx5. DIM (adaptive_rx, adaptive_tx) then samples each CQ's event counter after a poll
+// that completes (mlx5e_handle_{rx,tx}_dim()), with the profiles of the CQ's mode. mlx5's defaults
+// on a ConnectX-4 Lx or later (cq_period_start_from_cqe and cq_moderation capabilities) are
+// cq_period_mode "cqe", rx_usecs 3, rx_frames 32, tx_usecs 16, tx_frames 32, adaptive_rx and
+// adaptive_tx on (DIM starting at profile 1: RX CQE {8, 128}, TX EQE {8, 128}); "eqe" with
+// rx_usecs 16 on older devices. The default, "arrival", keeps the generic semantics above.
 #pragma once
 
 #include <cstdint>
@@ -39,11 +55,13 @@ struct NicParams {
   std::int64_t queues = 8;        // combined channels (ethtool -L combined)
   std::int64_t ring_size = 1024;  // RX descriptors per queue (ethtool -G rx)
   double speed_gbps = 100.0;
-  std::int64_t rx_usecs = 8;      // ethtool -C rx-usecs (mlx5 default 8)
-  std::int64_t rx_frames = 128;   // ethtool -C rx-frames (mlx5 default 128)
-  std::int64_t tx_usecs = 16;     // ethtool -C tx-usecs
-  std::int64_t tx_frames = 32;    // ethtool -C tx-frames
-  bool adaptive_rx = false;       // ethtool -C adaptive-rx: lib/dim picks (usecs, frames)
+  std::int64_t rx_usecs = 8;               // ethtool -C rx-usecs (mlx5 default 8)
+  std::int64_t rx_frames = 128;            // ethtool -C rx-frames (mlx5 default 128)
+  std::int64_t tx_usecs = 16;              // ethtool -C tx-usecs
+  std::int64_t tx_frames = 32;             // ethtool -C tx-frames
+  bool adaptive_rx = false;                // ethtool -C adaptive-rx: lib/dim picks (usecs, frames)
+  bool adaptive_tx = false;                // ethtool -C adaptive-tx (cq_period_mode cqe or eqe)
+  std::string cq_period_mode = "arrival";  // arrival (generic), cqe or eqe (mlx5 per-CQ moderation)
   std::string irq_affinity = "";  // cpulist; queue i -> i-th cpu of the list (wrapping); "" = the NIC node's cpus
   std::int64_t napi_defer_hard_irqs = 0;  // /sys/class/net/DEV/napi_defer_hard_irqs
   std::int64_t gro_flush_timeout_ns = 0;  // /sys/class/net/DEV/gro_flush_timeout
@@ -61,7 +79,17 @@ struct NicParams {
     v("rx_frames", &NicParams::rx_frames, "frames", "RX completions that force an interrupt", Range{1, 65536});
     v("tx_usecs", &NicParams::tx_usecs, "us", "TX completion moderation delay", Range{0, 100000});
     v("tx_frames", &NicParams::tx_frames, "frames", "TX completions that force an interrupt", Range{1, 65536});
-    v("adaptive_rx", &NicParams::adaptive_rx, "", "Adaptive RX moderation (lib/dim net_dim, EQE profiles)");
+    v("adaptive_rx", &NicParams::adaptive_rx, "",
+      "Adaptive RX moderation (lib/dim net_dim: EQE profiles, or cq_period_mode's with cqe/eqe)");
+    v("adaptive_tx", &NicParams::adaptive_tx, "",
+      "Adaptive TX moderation (lib/dim net_dim, EQE TX profiles); with cq_period_mode cqe or eqe only");
+    v("cq_period_mode", &NicParams::cq_period_mode, "",
+      "Interrupt moderation: arrival (generic: one counter for RX and TX completions, the period timer starts at "
+      "the first completion after the CQ is armed); cqe or eqe (mlx5: per-CQ counters and period timers, the RX "
+      "CQ's restarting at each completion (cqe) or each event (eqe), the TX CQ's at each event). mlx5's defaults "
+      "on ConnectX-4 Lx and later: cqe with rx_usecs 3, rx_frames 32, tx_usecs 16, tx_frames 32, adaptive_rx and "
+      "adaptive_tx on",
+      Choices{"arrival", "cqe", "eqe"});
     v("irq_affinity", &NicParams::irq_affinity, "cpulist",
       "CPUs taking the queue interrupts: queue i goes to the i-th listed CPU (wrapping); empty = the NIC's node");
     v("napi_defer_hard_irqs", &NicParams::napi_defer_hard_irqs, "polls",
@@ -143,6 +171,16 @@ struct Channel {
   std::unique_ptr<NetDim> dim;
   int rx_usecs = 0, rx_frames = 1;  // current moderation (static or from DIM)
   XdpProg* xdp = nullptr;           // the XDP program on its RQ (sim/kernel/xsk.hpp), or none
+  // cq_period_mode cqe/eqe (0: arrival): each CQ's completions since its last event, the newest
+  // RX completion (a CQE-mode period restarts there) and each CQ's last event (an EQE-mode one).
+  static constexpr Nanos kLongAgo = -(Nanos{1} << 60);
+  enum CqMode : std::uint8_t { kArrival = 0, kCqe = 1, kEqe = 2 };
+  std::uint8_t cq_mode = kArrival;
+  std::int64_t coal_rx = 0, coal_tx = 0;
+  Nanos last_rx_cqe = kLongAgo, last_rx_event = kLongAgo, last_tx_event = kLongAgo;
+  std::unique_ptr<NetDim> tx_dim;              // adaptive-tx
+  int tx_usecs = 0, tx_frames = 1;             // current TX moderation (cqe/eqe)
+  std::uint64_t rx_events = 0, tx_events = 0;  // each CQ's event_ctr (DIM samples them)
   // statistics
   std::uint64_t irqs = 0, rx_pkts = 0, rx_bytes = 0, drops = 0, tx_pkts = 0, tx_bytes = 0;
   std::uint64_t dim_events = 0;

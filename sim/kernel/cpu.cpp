@@ -468,7 +468,12 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kCoalTimer: {
       Channel& ch = channel_of(arg);
       ch.coal_timer.fired();
-      if (ch.irq_armed) nic_fire_irq(ch);
+      if (ch.irq_armed) {
+        if (ch.cq_mode != Channel::kArrival)
+          nic_coal_check(ch);  // a CQE-mode deadline may have moved later
+        else
+          nic_fire_irq(ch);
+      }
       break;
     }
     case kNapiTimer: {

@@ -465,6 +465,11 @@ class Kernel : public EventSink, public WakeView {
   /// did without.
   void rx_watch(Channel& ch);
   void nic_completion(Channel& ch, std::int64_t n, bool tx);
+  /// cq_period_mode cqe/eqe (nic_moder.cpp): raises the interrupt if a CQ generates an event now,
+  /// else arms the coalescing timer for the earlier CQ deadline.
+  void nic_coal_check(Channel& ch);
+  /// mlx5e_napi_poll() after napi_complete_done(): DIM samples, then both CQs armed.
+  void nic_arm_cqs(Channel& ch);
   /// Moves TX completions whose packet has left the wire into tx_pending; returns how many.
   std::int64_t tx_collect(Channel& ch);
   void tx_schedule_event(Channel& ch);

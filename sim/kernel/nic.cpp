@@ -48,10 +48,25 @@ Nic& Kernel::add_nic(const NicParams& p, const std::string& path) {
     ch->irq_cpu = irq_cpus[static_cast<std::size_t>(q) % irq_cpus.size()];
     ch->rx_usecs = static_cast<int>(p.rx_usecs);
     ch->rx_frames = static_cast<int>(p.rx_frames);
+    ch->cq_mode = p.cq_period_mode == "cqe"   ? Channel::kCqe
+                  : p.cq_period_mode == "eqe" ? Channel::kEqe
+                                              : Channel::kArrival;
     if (p.adaptive_rx) {
-      ch->dim = std::make_unique<NetDim>(DimCqMode::kEqe, true);
+      ch->dim = std::make_unique<NetDim>(ch->cq_mode == Channel::kCqe ? DimCqMode::kCqe : DimCqMode::kEqe, true);
       ch->rx_usecs = ch->dim->profile().usec;
       ch->rx_frames = ch->dim->profile().pkts;
+    }
+    if (ch->cq_mode != Channel::kArrival) {  // nic_moder.cpp
+      ch->tx_usecs = static_cast<int>(p.tx_usecs);
+      ch->tx_frames = static_cast<int>(p.tx_frames);
+      if (p.adaptive_tx) {
+        ch->tx_dim = std::make_unique<NetDim>(DimCqMode::kEqe, false);
+        ch->tx_usecs = ch->tx_dim->profile().usec;
+        ch->tx_frames = ch->tx_dim->profile().pkts;
+      }
+    } else if (p.adaptive_tx) {
+      throw ConfigError(path + "/adaptive_tx",
+                        "expected false with cq_period_mode \"arrival\" (use \"cqe\" or \"eqe\")");
     }
     Napi& n = ch->napi;
     n.id = static_cast<int>(napis_.size());
@@ -174,6 +189,7 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes*
   ch.ring_pkts += accept;
   ch.rx_pkts += accept;
   ch.rx_bytes += e.bytes;
+  if (ch.cq_mode == Channel::kCqe) ch.last_rx_cqe = std::max(ch.last_rx_cqe, at);
   if (ch.napi.spinner) spin_wake(*ch.napi.spinner);
   nic_completion(ch, accept, false);
 }
@@ -197,6 +213,11 @@ void Kernel::tx_schedule_event(Channel& ch) {
 }
 
 void Kernel::nic_completion(Channel& ch, std::int64_t n, bool tx) {
+  if (ch.cq_mode != Channel::kArrival) [[unlikely]] {  // mlx5's per-CQ moderation: nic_moder.cpp
+    (tx ? ch.coal_tx : ch.coal_rx) += n;
+    if (ch.irq_armed) nic_coal_check(ch);
+    return;
+  }
   ch.coal_frames += n;
   if (!ch.irq_armed) return;
   const NicParams& p = ch.nic->params;
@@ -214,7 +235,9 @@ void Kernel::nic_fire_irq(Channel& ch) {
   ch.irq_armed = false;
   ch.coal_timer.cancel();
   ++ch.irqs;
-  if (ch.dim) {
+  if (ch.cq_mode != Channel::kArrival) [[unlikely]] {
+    ch.coal_rx = ch.coal_tx = 0;
+  } else if (ch.dim) {
     ++ch.dim_events;
     const DimSample sample{ch.irqs, ch.rx_pkts, ch.rx_bytes, host_.now()};
     if (ch.dim->on_interrupt(sample)) {
@@ -226,6 +249,10 @@ void Kernel::nic_fire_irq(Channel& ch) {
 }
 
 void Kernel::nic_arm_irq(Channel& ch) {
+  if (ch.cq_mode != Channel::kArrival) [[unlikely]] {
+    nic_arm_cqs(ch);
+    return;
+  }
   // mlx5e_cq_arm(): completions that arrived meanwhile raise an event right away.
   rx_sync(ch);
   ch.irq_armed = true;
