@@ -465,8 +465,14 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   Kernel& k = *k_;
   for (;;) {
-    int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
-    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
+    int n = 0;
+    if (p_.spin_us > 0) {  // spin_us: poll before sleeping
+      n = co_await epoll_wait_spin(k, t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
+                                   p_.spin_us * kNsPerUs);
+    } else {
+      n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout));
+      if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
+    }
     if (breakdown_) k.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);

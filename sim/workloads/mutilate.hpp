@@ -171,6 +171,7 @@ struct MutilateParams {
   std::int64_t maxevents = 32;           // libevent's initial epoll nevents (epoll.c INITIAL_NEVENT)
   std::int64_t read_buffer = 16384;      // bytes per read() (memcached grows rbuf as needed)
   std::int64_t epoll_timeout = -1;       // -1 blocks; 0: the event loop spins on epoll_wait
+  std::int64_t spin_us = 0;              // user-space polling before epoll_wait() blocks
   // User-space costs, defaults [INFER]: a few hundred ns to ~2 us per command, so that with the
   // kernel's per-request costs a query lands inside the 6,900-43,700 cycles per query (2.3-15 us at
   // 3 GHz) the IRQ-suspension v7 cover letter measured (kernel-napi.md 3.3, 8.5); set_ns_per_kb is a
@@ -232,6 +233,10 @@ struct MutilateParams {
       "epoll_wait timeout: -1 blocks; 0 is an event loop spinning on epoll_wait (each empty call costing "
       "syscall_ns + epoll_wait_ns)",
       Range{-1, 0});
+    v("spin_us", &MutilateParams::spin_us, "us",
+      "Workers poll before they sleep: epoll_wait(0) for up to this long, then the blocking call (0 = block at "
+      "once)",
+      Range{0, 1e7});
     v("event_ns", &MutilateParams::event_ns, "ns",
       "Worker user-space work per ready connection (libevent + drive_machine)", Range{0, 1e9});
     v("get_ns", &MutilateParams::get_ns, "ns", "Worker user-space work per get (process_get_command)", Range{0, 1e9});

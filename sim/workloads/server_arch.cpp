@@ -134,18 +134,8 @@ Proc<void> RpcServer::worker_body(Worker& w) {
 }
 
 Proc<int> RpcServer::worker_epoll_wait(Worker& w, std::vector<int>& events) {
-  Kernel& k = *k_;
-  Task& t = *w.task;
-  const int max = static_cast<int>(p_.maxevents);
-  int n = 0;
-  if (p_.spin_us > 0 && p_.epoll_timeout != 0) {
-    n = co_await k.epoll_wait(t, *w.ep, max, events, 0);
-    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, *w.ep, max, events, nullptr, k.now() + p_.spin_us * 1000);
-    if (n > 0) co_return n;
-  }
-  n = co_await k.epoll_wait(t, *w.ep, max, events, static_cast<int>(p_.epoll_timeout));
-  if (n == 0) n = co_await k.epoll_wait_busy_loop(t, *w.ep, max, events);  // epoll_timeout 0
-  co_return n;
+  co_return co_await epoll_wait_spin(*k_, *w.task, *w.ep, static_cast<int>(p_.maxevents), events,
+                                     static_cast<int>(p_.epoll_timeout), p_.spin_us * kNsPerUs);
 }
 
 bool RpcServer::frame_next(Flow& f, Socket& s, Request* r, Nanos* readable) {

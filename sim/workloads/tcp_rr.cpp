@@ -244,10 +244,16 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
   for (;;) {
     // The events' transfer (ep_send_events) is charged with the first handler's chain.
     Nanos epoll_ns = 0;
-    int n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
-                                  &epoll_ns);
-    if (n == 0)
-      n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
+    int n = 0;
+    if (p_.spin_us > 0) {  // spin_us: poll before sleeping
+      n = co_await epoll_wait_spin(k, t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
+                                   p_.spin_us * kNsPerUs, &epoll_ns);
+    } else {
+      n = co_await k.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events, static_cast<int>(p_.epoll_timeout),
+                                &epoll_ns);
+      if (n == 0)
+        n = co_await k.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
+    }
     if (breakdown_) k.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& s = k.socket(events[static_cast<std::size_t>(i)]);

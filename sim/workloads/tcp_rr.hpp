@@ -41,6 +41,7 @@ struct TcpRrParams {
   std::int64_t rto_ns = 200000000;              // TCP_RTO_MIN
   std::int64_t epoll_timeout = -1;              // server: -1 blocks in epoll_wait; 0: the application's own busy loop
   std::int64_t client_epoll_timeout = -1;       // the same for the client threads (Linux client host)
+  std::int64_t spin_us = 0;                     // server: user-space polling before epoll_wait() blocks
   std::int64_t server_user_ns = 200;            // neper's user-space work per handled event
   std::int64_t client_user_ns = kClientUserNs;  // the client's per response: two clock_gettime, histogram, state
   std::string client_cpus = "";                 // taskset for the client threads (Linux client host)
@@ -75,6 +76,10 @@ struct TcpRrParams {
       "Server threads' epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application calls "
       "epoll_wait(0) until it returns events, each empty call costing syscall_ns + epoll_wait_ns)",
       Range{-1, 0});
+    v("spin_us", &TcpRrParams::spin_us, "us",
+      "Server threads poll before they sleep: epoll_wait(0) for up to this long, then the blocking call (0 = "
+      "block at once)",
+      Range{0, 1e7});
     v("client_epoll_timeout", &TcpRrParams::client_epoll_timeout, "ms",
       "Client threads' epoll_wait timeout on each Linux client host: -1 blocks; 0 is a userspace busy loop",
       Range{-1, 0});

@@ -130,6 +130,19 @@ void cut_rx(LatencyBreakdown::Cut& c, std::size_t first, const RxMarks& m) {
   c.next(first + 7, std::max(m.handler, p.deliver));
 }
 
+Proc<int> epoll_wait_spin(Kernel& k, Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout,
+                          Nanos spin_ns, Nanos* owed) {
+  int n = 0;
+  if (spin_ns > 0 && timeout != 0) {
+    n = co_await k.epoll_wait(t, ep, maxevents, out, 0, owed);
+    if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, maxevents, out, owed, k.now() + spin_ns);
+    if (n > 0) co_return n;
+  }
+  n = co_await k.epoll_wait(t, ep, maxevents, out, timeout, owed);
+  if (n == 0) n = co_await k.epoll_wait_busy_loop(t, ep, maxevents, out, owed);  // timeout 0
+  co_return n;
+}
+
 Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,
                          std::int64_t rt_priority, std::int64_t nice) {
   const SchedPolicy p = sched_policy_named(policy);

@@ -114,6 +114,13 @@ inline int reuseport_thread(const Socket& s, std::uint32_t phash, std::int64_t t
 /// ns on a 2020s server core.
 constexpr std::int64_t kClientUserNs = 200;
 
+/// A server's epoll_wait() with `spin_ns` of user-space polling first (every server workload's
+/// spin_us): epoll_wait(0) and its busy loop until events come or the spin is over, then the
+/// blocking call. With spin_ns 0 or `timeout` 0 it is the plain call (0: the application's own
+/// busy loop). `owed` as Kernel::epoll_wait().
+Proc<int> epoll_wait_spin(Kernel& k, Task& t, Epoll& ep, int maxevents, std::vector<int>& out, int timeout,
+                          Nanos spin_ns, Nanos* owed = nullptr);
+
 /// A user thread of the workload, with what chrt and nice give it before it runs
 /// (sched_setscheduler(), setpriority()): `policy` by name (normal, batch, idle, fifo, rr; the
 /// Choices of every workload's *_policy parameter), `rt_priority` for fifo and rr, `nice`.
