@@ -20,7 +20,6 @@ struct CostParams {
   // Interrupts and softirq entry.
   std::int64_t hardirq_ns = 591;  // [FIT, was 400] irq entry/exit + driver handler (mask CQ, napi_schedule) [INFER]
   std::int64_t softirq_entry_ns = 100;  // one __do_softirq pass: pending snapshot, irq on/off [INFER]
-  std::int64_t ipi_send_ns = 150;       // smp_call_function_single_async on the sender [INFER]
   std::int64_t ipi_latency_ns = 1000;   // IPI delivery to another CPU [INFER, kernel-napi 8.5: 1-5 us]
   std::int64_t ipi_handler_ns = 250;    // IPI receive: irq entry/exit + handler [INFER]
   std::int64_t cstate_exit_ns = 2000;   // idle-state exit before an idle CPU runs an interrupt or polled wakeup [CODE:
@@ -94,7 +93,6 @@ struct CostParams {
     const Range r{0, 1e9};
     v("hardirq_ns", &CostParams::hardirq_ns, "ns", "Hard interrupt: entry/exit and driver handler", r);
     v("softirq_entry_ns", &CostParams::softirq_entry_ns, "ns", "One __do_softirq() pass", r);
-    v("ipi_send_ns", &CostParams::ipi_send_ns, "ns", "Sending an IPI", r);
     v("ipi_latency_ns", &CostParams::ipi_latency_ns, "ns", "IPI delivery latency to another CPU", r);
     v("ipi_handler_ns", &CostParams::ipi_handler_ns, "ns", "IPI handler on the receiving CPU", r);
     v("cstate_exit_ns", &CostParams::cstate_exit_ns, "ns", "Extra latency before an idle CPU starts work", r);
