@@ -35,7 +35,7 @@ class NapiIrq : public RxModel {
         // dev_set_threaded(dev, false): only THREADED is cleared; a kthread or worker that owns
         // the NAPI now (SCHED_THREADED, queued) finishes its polls, the next napi_schedule()
         // comes to the softirq.
-        ch->napi.state &= ~napi_state::kThreaded;
+        Kernel::napi_set_threaded(ch->napi, false);
         ch->napi.hook = nullptr;
       }
     for (int c = 0; c < k.nr_cpus(); ++c)

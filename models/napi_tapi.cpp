@@ -67,15 +67,11 @@ class NapiTapi : public RxModel, public NapiScheduleHook {
       const CpuMask mask = cpus_allowed(k);
       for (std::int64_t i = 0; i < p_.threads; ++i) {
         auto po = std::make_unique<Poller>();
-        Task& t = k.create_task("tapi/" + std::to_string(i), TaskKind::kKthread, mask, SchedPolicy::kNormal,
-                                static_cast<int>(p_.nice));
-        po->task = &t;
+        Poller& p = *po;
+        po->task = &k.kthread_create(
+            "tapi/" + std::to_string(i), TaskKind::kKthread, mask, CpuClass::kKthread,
+            [&](Task& t) { return poller(t, p); }, SchedPolicy::kNormal, static_cast<int>(p_.nice));
         po->index = static_cast<int>(i);
-        t.body = poller(t, *po);
-        t.slot.h = t.body.handle();
-        t.slot.active = true;
-        t.slot.cls = CpuClass::kKthread;
-        t.state = TaskState::kSleeping;
         po->idle = true;
         idle_.push_back(po.get());
         pollers_.push_back(std::move(po));
@@ -88,7 +84,7 @@ class NapiTapi : public RxModel, public NapiScheduleHook {
     for (int i : nics)
       for (auto& ch : k.nics()[static_cast<std::size_t>(i)]->channels) {
         Napi& n = ch->napi;
-        n.state &= ~napi_state::kThreaded;
+        Kernel::napi_set_threaded(n, false);
         n.hook = this;
         if (home_[static_cast<std::size_t>(n.id)] < 0)
           home_[static_cast<std::size_t>(n.id)] = n.id % static_cast<int>(pollers_.size());

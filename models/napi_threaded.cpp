@@ -71,22 +71,17 @@ class NapiThreaded : public RxModel {
         n.hook = nullptr;
         Task* t = n.thread;
         if (!t) {
-          t = &k.napi_set_threaded(n, allowed, policy, nice, prio);
+          t = &k.napi_kthread_create(n, allowed, policy, nice, prio);
         } else {
           // Re-enabled after a switch away: the kthread survived (dev_set_threaded(dev, false)
           // keeps it); re-apply the administrator's settings.
-          n.state |= napi_state::kThreaded;
-          t->allowed = allowed;
           if (!t->se.on_rq && k.cpu(t->cpu).cfs->curr() != &t->se && k.cpu(t->cpu).curr != t)
             set_sched_attr(t->se, policy, nice, prio);
           else if (!is_rt_policy(policy))
             k.set_task_nice(*t, nice);
-          // set_cpus_allowed_ptr(): a sleeping thread is placed in the new mask at its next
-          // wakeup; a running or queued one finishes where it is (not migrated here).
-          if (t->state == TaskState::kSleeping && !allowed.test(t->cpu)) t->cpu = allowed.first();
+          k.set_cpus_allowed_ptr(*t, allowed);
         }
-        // is_per_cpu_kthread(): PF_KTHREAD and nr_cpus_allowed == 1 (select_idle_sibling uses it).
-        t->per_cpu_kthread = allowed.single();
+        Kernel::napi_set_threaded(n, true);
         threads_.push_back(t);
       }
     }

@@ -94,7 +94,7 @@ class NapiWorkqueue : public RxModel, public NapiScheduleHook {
         Napi& n = ch->napi;
         // THREADED in Felix's patch; a mainline kthread stops receiving schedules (a NAPI it owns
         // finishes there).
-        n.state &= ~napi_state::kThreaded;
+        Kernel::napi_set_threaded(n, false);
         n.hook = this;
       }
   }
@@ -175,13 +175,11 @@ class NapiWorkqueue : public RxModel, public NapiScheduleHook {
     auto w = std::make_unique<Worker>();
     w->pool = &pool;
     const std::string name = "kworker/u" + std::to_string(pool.id) + ":" + std::to_string(pool.next_worker_id++);
-    Task& t = k_->create_task(name, TaskKind::kKthread, pool.mask, SchedPolicy::kNormal, static_cast<int>(p_.nice));
-    w->task = &t;
-    t.body = worker_thread(t, *w);
-    t.slot.h = t.body.handle();
-    t.slot.active = true;
-    t.slot.cls = CpuClass::kKthread;
-    t.state = TaskState::kSleeping;  // start_worker() wakes it
+    Worker& wr = *w;
+    // Asleep until start_worker() wakes it.
+    w->task = &k_->kthread_create(
+        name, TaskKind::kKthread, pool.mask, CpuClass::kKthread, [&](Task& t) { return worker_thread(t, wr); },
+        SchedPolicy::kNormal, static_cast<int>(p_.nice));
     pool.workers.push_back(w.get());
     workers_.push_back(std::move(w));
     return *workers_.back();

@@ -40,17 +40,12 @@ class ThreadedBusyPoll : public RxModel {
         const int cpu = cpus.empty() ? ch->irq_cpu : cpus[i++ % cpus.size()];
         CpuMask m(k.nr_cpus());
         m.set(cpu);
-        Task& t = k.create_task("napi/" + ch->nic->params.name + "-" + std::to_string(n.id), TaskKind::kKthread, m);
-        t.per_cpu_kthread = true;
-        n.thread = &t;
+        // napi-set threaded=busy-poll: the NAPI's kthread, pinned here, busy-polls it.
+        n.thread = &k.kthread_create("napi/" + ch->nic->params.name + "-" + std::to_string(n.id), TaskKind::kKthread, m,
+                                     CpuClass::kKthread, [&](Task& t) { return loop(k, t, n); });
         n.hook = nullptr;
-        n.state |= napi_state::kThreaded | napi_state::kThreadedBusyPoll;
-        t.body = loop(k, t, n);
-        t.slot.h = t.body.handle();
-        t.slot.active = true;
-        t.slot.cls = CpuClass::kKthread;
-        t.state = TaskState::kSleeping;
-        t.cpu = cpu;
+        Kernel::napi_set_threaded(n, true);
+        n.state |= napi_state::kThreadedBusyPoll;
       }
     }
   }

@@ -215,6 +215,20 @@ class Kernel : public EventSink, public WakeView {
                     SchedPolicy policy = SchedPolicy::kNormal, int nice = 0, int rt_priority = 0);
   /// Wakes a created task for the first time (wake_up_new_task), on `cpu` or the first allowed CPU.
   void start_task(Task& t, int cpu = -1);
+  /// kthread_create() (kernel/kthread.c v6.6): a kernel thread whose body is threadfn(t), asleep
+  /// until its first wakeup (the body's first step looks for work), its time charged as `cls`.
+  template <class ThreadFn>
+  Task& kthread_create(const std::string& name, TaskKind kind, const CpuMask& allowed, CpuClass cls,
+                       ThreadFn&& threadfn, SchedPolicy policy = SchedPolicy::kNormal, int nice = 0,
+                       int rt_priority = 0) {
+    Task& t = create_task(name, kind, allowed, policy, nice, rt_priority);
+    t.body = threadfn(t);
+    kthread_init(t, cls);
+    return t;
+  }
+  /// set_cpus_allowed_ptr() (kernel/sched/core.c v6.6), its effect on a sleeping task: the new mask,
+  /// and a task_cpu() outside it moved into it (a running or queued task finishes where it is).
+  void set_cpus_allowed_ptr(Task& t, const CpuMask& allowed);
   void set_task_nice(Task& t, int nice);
   Nic& add_nic(const NicParams& p, const std::string& path);
   Socket& add_socket(int nic, std::uint32_t hash);
@@ -439,8 +453,17 @@ class Kernel : public EventSink, public WakeView {
   Proc<int> napi_poll(Ctx ctx, Napi& n, bool& repoll);  // __napi_poll
   void napi_watchdog(Cpu& c, Napi& n);
   Proc<void> napi_threaded_poll(Task& t, Napi& n);  // napi_threaded_poll kthread body
-  /// Makes a NAPI threaded: creates its kthread "napi/<dev>-<id>" (dev_set_threaded).
-  Task& napi_set_threaded(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority);
+  /// napi_kthread_create() (net/core/dev.c v6.6): the kthread "napi/<dev>-<id>" running
+  /// napi_threaded_poll(), asleep until the first ____napi_schedule() wakes it.
+  Task& napi_kthread_create(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority);
+  /// dev_set_threaded()'s assign_bit(NAPI_STATE_THREADED, &napi->state, threaded): the next
+  /// ____napi_schedule() wakes the NAPI's kthread (threaded) or raises NET_RX (not).
+  static void napi_set_threaded(Napi& n, bool threaded) {
+    if (threaded)
+      n.state |= napi_state::kThreaded;
+    else
+      n.state &= ~napi_state::kThreaded;
+  }
 
   // ---- driver and NIC (nic.cpp) -------------------------------------------------------------
   Proc<int> driver_poll(Ctx ctx, Napi& n, int budget);  // mlx5e_napi_poll-like
@@ -745,6 +768,8 @@ class Kernel : public EventSink, public WakeView {
   Snapshot snapshot();
 
  private:
+  /// kthread_create()'s new thread: asleep, its body resumed by its first wakeup.
+  void kthread_init(Task& t, CpuClass cls);
   enum EventKind : std::uint32_t {
     kSegDone = 1,
     kIrq = 2,

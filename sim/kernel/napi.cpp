@@ -261,18 +261,12 @@ Proc<void> Kernel::napi_threaded_poll(Task& t, Napi& n) {
   }
 }
 
-Task& Kernel::napi_set_threaded(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority) {
+Task& Kernel::napi_kthread_create(Napi& n, const CpuMask& allowed, SchedPolicy policy, int nice, int rt_priority) {
   const std::string dev = n.ch ? n.ch->nic->params.name : std::string("backlog");
-  Task& t =
-      create_task("napi/" + dev + "-" + std::to_string(n.id), TaskKind::kKthread, allowed, policy, nice, rt_priority);
-  n.thread = &t;
-  n.state |= kThreaded;
-  t.body = napi_threaded_poll(t, n);
-  t.slot.h = t.body.handle();
-  t.slot.active = true;
-  t.slot.cls = CpuClass::kKthread;
-  t.state = TaskState::kSleeping;
-  return t;
+  n.thread = &kthread_create(
+      "napi/" + dev + "-" + std::to_string(n.id), TaskKind::kKthread, allowed, CpuClass::kKthread,
+      [&](Task& t) { return napi_threaded_poll(t, n); }, policy, nice, rt_priority);
+  return *n.thread;
 }
 
 }  // namespace napisim

@@ -71,16 +71,9 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   for (int i = 0; i < n; ++i) {
     CpuMask m(n);
     m.set(i);
-    Task& t = create_task("ksoftirqd/" + std::to_string(i), TaskKind::kKsoftirqd, m);
-    t.per_cpu_kthread = true;
-    t.cpu = i;
-    cpu(i).ksoftirqd = &t;
-    t.body = ksoftirqd_body(t, cpu(i));
-    t.slot.h = t.body.handle();
-    t.slot.active = true;
-    t.slot.cls = CpuClass::kKsoftirqd;
-    // Parked until the first wakeup_softirqd(): the body's first step checks for pending work.
-    t.state = TaskState::kSleeping;
+    // Asleep until the first wakeup_softirqd(): the body's first step checks for pending work.
+    cpu(i).ksoftirqd = &kthread_create("ksoftirqd/" + std::to_string(i), TaskKind::kKsoftirqd, m, CpuClass::kKsoftirqd,
+                                       [&](Task& t) { return ksoftirqd_body(t, cpu(i)); });
   }
 }
 
@@ -93,6 +86,8 @@ Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask&
   t->name = name;
   t->kind = kind;
   t->allowed = allowed;
+  // is_per_cpu_kthread(): PF_KTHREAD and nr_cpus_allowed == 1 (select_idle_sibling() uses it).
+  t->per_cpu_kthread = kind != TaskKind::kUser && allowed.single();
   t->se.owner = t.get();
   set_sched_attr(t->se, policy, nice, rt_priority);
   t->wakee.allowed = &t->allowed;
@@ -101,6 +96,19 @@ Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask&
   task_done_args_.push_back({this, t.get()});
   tasks_.push_back(std::move(t));
   return *tasks_.back();
+}
+
+void Kernel::kthread_init(Task& t, CpuClass cls) {
+  t.slot.h = t.body.handle();
+  t.slot.active = true;
+  t.slot.cls = cls;
+  t.state = TaskState::kSleeping;
+}
+
+void Kernel::set_cpus_allowed_ptr(Task& t, const CpuMask& allowed) {
+  t.allowed = allowed;
+  t.per_cpu_kthread = t.kind != TaskKind::kUser && allowed.single();
+  if (t.state == TaskState::kSleeping && !allowed.test(t.cpu)) t.cpu = allowed.first();
 }
 
 void Kernel::start_task(Task& t, int cpu_id) {

@@ -213,7 +213,8 @@ TEST(BreakdownTest, NetRxWaitIsSplitByWhatTheNapisCpuDid) {
   costs.rx_pkt_ns = 2000;
   Rig r(shape(2), KernelParams{}, costs);
   r.k.add_nic(one_queue_nic(), "/nic");
-  r.k.napi_set_threaded(*r.k.napis()[0], r.only(0), SchedPolicy::kNormal, 0, 0);
+  r.k.napi_kthread_create(*r.k.napis()[0], r.only(0), SchedPolicy::kNormal, 0, 0);
+  Kernel::napi_set_threaded(*r.k.napis()[0], true);
   r.k.set_stamps(true);
   Socket& a = r.k.add_socket(0, 0);
   Socket& b = r.k.add_socket(0, 0);
