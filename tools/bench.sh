@@ -1,39 +1,44 @@
 #!/usr/bin/env bash
-# The simulator-speed benchmark (issue 4) in one command. Prints:
+# The simulator-speed benchmark (issues 4 and 37) in one command. Prints:
 #   * the event-queue baseline: a bare binary-heap loop and the host model's queue driven through
 #     SimGrid's engine (build/napisim_engine_bench; events/s on a synthetic load);
-#   * the figure of merit: wall seconds per simulated second for scenarios/wei2020/tcp_rr_1B.json,
-#     twice: with both hosts simulated (the default, the client a Linux host like the server:
-#     lines tcp_rr_1B_*) and with the idealised client (lines tcp_rr_1B_idealised_*, for which
-#     the goal of <= 1.0 on one core was set); the fastest of BENCH_REPEAT runs, default 5, on each CPU in turn,
-#     pinned with taskset), with simulated transactions/s, events per transaction and host ns per
-#     transaction. The per-CPU figures are printed too: the vCPUs of a cloud VM need not be equally
-#     fast (on the 2-vCPU development VM one ran tcp_rr_1B 40% slower than the other for whole
-#     sessions, and within 3% in others). Next to each CPU's figure, the best bare-heap rate that CPU
-#     ran between the timed runs: the host's speed in the same minutes (a slow spell slows both);
-#   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind,
-#     the stable number on a noisy machine (two runs of 10 and 20 ms: startup and warm-up cancel);
-#     BENCH_TOP=N adds the N functions with the most steady-state Ir per transaction (self cost).
+#   * the figure of merit: wall seconds per simulated second for scenarios/wei2020/tcp_rr_1B.json
+#     with both hosts simulated (the default, the client a Linux host like the server: lines
+#     tcp_rr_1B_*) and with the idealised client (lines tcp_rr_1B_idealised_*), and for
+#     tcp_rr_5KB.json with both hosts (lines tcp_rr_5KB_*): the fastest of BENCH_REPEAT runs,
+#     default 5, on each CPU in turn, pinned with taskset, with simulated transactions/s, events
+#     per transaction, host ns per transaction and the run's peak RSS. The per-CPU figures are
+#     printed too: the vCPUs of a cloud VM need not be equally fast (on the 2-vCPU development VM
+#     one ran tcp_rr_1B 40% slower than the other for whole sessions, and within 3% in others).
+#     Next to each CPU's figure, the best bare-heap rate that CPU ran between the timed runs: the
+#     host's speed in the same minutes (a slow spell slows both);
+#   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind for
+#     tcp_rr_1B and tcp_rr_5KB, the stable number on a noisy machine (two runs of 10 and 20 ms:
+#     startup and warm-up cancel); BENCH_TOP=N adds the N functions of tcp_rr_1B with the most
+#     steady-state Ir per transaction (self cost);
+#   * with BENCH_SCALING=1, how the cost scales (tcp_rr_1B, both hosts, one run per point on one
+#     CPU): x10 simulated time and x10 flows (100 -> 1000), each as the wall-time ratio beside the
+#     transactions ratio, and the peak RSS at both durations (flat when nothing grows with time).
 # Usage: tools/bench.sh [simulated seconds, default 0.2]   (NAPISIM_BUILD_DIR selects the build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NAPISIM_BUILD_DIR:-$root/build}
 sim_s=${1:-0.2}
 warm_s=0.01
-scenario=$root/scenarios/wei2020/tcp_rr_1B.json
+scenarios=$root/scenarios/wei2020
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
 "$build/napisim_engine_bench" "${BENCH_EVENTS:-10000000}" | grep -E 'bare_heap|simgrid_path|ratio'
 
-out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) cg1=$(mktemp) cg2=$(mktemp)
-trap 'rm -f "$out" "$err" "$all" "$out2" "$cg1" "$cg2"' EXIT
+out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) out3=$(mktemp) cg1=$(mktemp) cg2=$(mktemp)
+trap 'rm -f "$out" "$err" "$all" "$out2" "$out3" "$cg1" "$cg2"' EXIT
 # Timed runs (BENCH_REPEAT, default 5; the fastest counts: this machine's noise only slows runs
 # down): the CLI's NAPISIM_TIMING line on stderr, the result JSON on stdout.
-# timed LABEL [--set ...]: the timed runs of one client variant.
+# timed LABEL SCENARIO [--set ...]: the timed runs of one scenario and client variant.
 timed() {
-local label=$1
-shift
+local label=$1 scenario=$2
+shift 2
 : >"$all"
 # Each CPU in turn, pinned (the runs alternate, so slow spells of the host hit every CPU alike).
 cpus=(-)
@@ -63,48 +68,53 @@ import json, re, sys
 res = json.load(open(sys.argv[1]))
 timing = open(sys.argv[2]).read()
 sim_s, warm_s, label = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-m = re.search(r"([\d.]+) simulated s in ([\d.]+) wall s, ([\d.e+]+) events/s, ([\d.]+) wall s per simulated s", timing)
+m = re.search(r"([\d.]+) simulated s in ([\d.]+) wall s, ([\d.e+]+) events/s, ([\d.]+) wall s per simulated s, "
+              r"peak RSS ([\d.]+) MiB", timing)
 if not m:
     sys.exit("bench.sh: no timing line from napisim: " + timing)
 total_s, wall = float(m.group(1)), float(m.group(2))
 tps = res["summary"]["throughput"]
 events = res["events"]
 txns = tps * total_s  # the warm-up runs at the measured rate too
-goal = " (goal <= 1.0)" if label.endswith("idealised") else ""
+goal = " (goal <= 1.0)" if label in ("tcp_rr_1B", "tcp_rr_1B_idealised") else ""
 print(f"{label}: {sim_s} simulated s (+{warm_s} warm-up) in {wall:.3f} wall s")
 print(f"{label}_wall_s_per_sim_s={wall / total_s:.3f}{goal}")
 print(f"{label}_transactions_per_sim_s={tps:.3e}")
 print(f"{label}_events_per_transaction={events / txns:.2f}")
 print(f"{label}_host_ns_per_transaction={wall / txns * 1e9:.0f}")
+print(f"{label}_peak_rss_mib={float(m.group(5)):.1f}")
 EOF
 }
-timed tcp_rr_1B
-timed tcp_rr_1B_idealised --set platform.clients.0.stack=idealised
-
+timed tcp_rr_1B "$scenarios/tcp_rr_1B.json"
+timed tcp_rr_1B_idealised "$scenarios/tcp_rr_1B.json" --set platform.clients.0.stack=idealised
+timed tcp_rr_5KB "$scenarios/tcp_rr_5KB.json"
 
 if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
   # Steady state: two runs under callgrind (10 and 20 ms measured after the same 5 ms warm-up, in
   # parallel); the difference of their instruction counts over the difference of their
   # transactions leaves out process startup, scenario setup and warm-up.
-  # callgrind_run MEASURED_S CALLGRIND_FILE JSON_FILE; ir_total CALLGRIND_FILE
+  # callgrind_run SCENARIO MEASURED_S CALLGRIND_FILE JSON_FILE; ir_total CALLGRIND_FILE
   callgrind_run() {
-    valgrind --tool=callgrind --callgrind-out-file="$2" "$build/napisim" run "$scenario" --set duration_s="$1" \
-      --set warmup_s=0.005 --format json >"$3" 2>/dev/null
+    valgrind --tool=callgrind --callgrind-out-file="$3" "$build/napisim" run "$1" --set duration_s="$2" \
+      --set warmup_s=0.005 --format json >"$4" 2>/dev/null
   }
   ir_total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
-  callgrind_run 0.01 "$cg1" "$out" &
-  short=$!
-  callgrind_run 0.02 "$cg2" "$out2"
-  wait "$short"
-  ir1=$(ir_total "$cg1")
-  ir2=$(ir_total "$cg2")
-  "$py" - "$out" "$out2" "$ir1" "$ir2" "$cg1" "$cg2" "${BENCH_TOP:-0}" <<'EOF'
+  for name in tcp_rr_1B tcp_rr_5KB; do
+    callgrind_run "$scenarios/$name.json" 0.01 "$cg1" "$out" &
+    short=$!
+    callgrind_run "$scenarios/$name.json" 0.02 "$cg2" "$out2"
+    wait "$short"
+    ir1=$(ir_total "$cg1")
+    ir2=$(ir_total "$cg2")
+    top=0
+    [ "$name" = tcp_rr_1B ] && top=${BENCH_TOP:-0}
+    "$py" - "$out" "$out2" "$ir1" "$ir2" "$cg1" "$cg2" "$top" "$name" <<'EOF'
 import json, re, subprocess, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-ir1, ir2 = int(sys.argv[3]), int(sys.argv[4])
+ir1, ir2, name = int(sys.argv[3]), int(sys.argv[4]), sys.argv[8]
 txns = b["summary"]["transactions"] - a["summary"]["transactions"]
-print(f"tcp_rr_1B_callgrind_Ir={ir1} (10 ms measured, startup included)")
-print(f"tcp_rr_1B_steady_Ir_per_transaction={(ir2 - ir1) / txns:.0f} "
+print(f"{name}_callgrind_Ir={ir1} (10 ms measured, startup included)")
+print(f"{name}_steady_Ir_per_transaction={(ir2 - ir1) / txns:.0f} "
       f"({(b['events'] - a['events']) / txns:.2f} events per transaction)")
 
 
@@ -131,5 +141,35 @@ if top > 0:
     print(f"top {top} functions, steady-state self Ir per transaction:")
     for ir, name in rows[:top]:
         print(f"  {ir:7.0f} {100 * ir * txns / (ir2 - ir1):5.1f}%  {name}")
+EOF
+  done
+fi
+
+if [ "${BENCH_SCALING:-0}" = 1 ]; then
+  # One run per point on the first CPU: the ratios, not the absolute figures, are the result.
+  pin=()
+  if command -v taskset >/dev/null; then pin=(taskset -c 0); fi
+  # scale_run JSON_FILE [--set ...]: prints the timing line; the result JSON goes to JSON_FILE.
+  scale_run() {
+    local o=$1
+    shift
+    NAPISIM_TIMING=1 "${pin[@]}" "$build/napisim" run "$scenarios/tcp_rr_1B.json" --set warmup_s="$warm_s" "$@" \
+      --format json 2>&1 >"$o" | grep 'wall s per simulated s'
+  }
+  d1=$(scale_run "$out" --set duration_s="$sim_s")
+  d10=$(scale_run "$out2" --set duration_s="$("$py" -c "print($sim_s * 10)")")
+  f100=$(scale_run "$out3" --set duration_s="$sim_s" --set workload.params.num_flows=100)
+  "$py" - "$d1" "$d10" "$f100" "$out" "$out2" "$out3" "$warm_s" <<'EOF'
+import json, re, sys
+def parse(line):
+    m = re.search(r"([\d.]+) simulated s in ([\d.]+) wall s.*peak RSS ([\d.]+) MiB", line)
+    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+(s1, w1, r1), (s10, w10, r10), (_, wf, _) = (parse(x) for x in sys.argv[1:4])
+t1, t10, tf = (json.load(open(p))["summary"]["transactions"] for p in sys.argv[4:7])
+warm = float(sys.argv[7])
+print(f"scaling_duration_x10 ({s1 - warm:g} -> {s10 - warm:g} s measured, +{warm:g} s warm-up each): "
+      f"wall x{w10 / w1:.2f} for transactions x{t10 / t1:.2f} (goal <= x10.5)")
+print(f"scaling_duration_peak_rss_mib={r1:.1f} -> {r10:.1f}")
+print(f"scaling_flows_x10 (100 -> 1000 flows): wall x{w1 / wf:.2f} for transactions x{t1 / tf:.2f} (goal <= x10.5)")
 EOF
 fi

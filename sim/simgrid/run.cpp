@@ -17,6 +17,7 @@
 #include "sim/simgrid/resource_model.hpp"
 
 #include "git_sha.h"  // generated at build time (cmake/git_sha.cmake)
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace sg4 = simgrid::s4u;
@@ -225,9 +226,15 @@ Json run_scenario(Json doc, const RunOptions& opt, std::string* trace_out) {
   if (progress || std::getenv("NAPISIM_TIMING")) {
     // 0.1 ms resolution: a benchmark's 0.2 s run takes ~0.3 wall s, and 10 ms steps would quantise
     // its wall-per-simulated-second figure by ~5%.
-    std::fprintf(stderr, "napisim: %.3f simulated s in %.4f wall s, %.3e events/s, %.3f wall s per simulated s\n", end,
-                 wall, static_cast<double>(sim.host().events_processed()) / std::max(wall, 1e-9),
-                 wall / std::max(end, 1e-9));
+    // The process's peak resident set so far (ru_maxrss, KiB on Linux): flat in duration when
+    // nothing grows with simulated time.
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::fprintf(stderr,
+                 "napisim: %.3f simulated s in %.4f wall s, %.3e events/s, %.3f wall s per simulated s, "
+                 "peak RSS %.1f MiB\n",
+                 end, wall, static_cast<double>(sim.host().events_processed()) / std::max(wall, 1e-9),
+                 wall / std::max(end, 1e-9), static_cast<double>(ru.ru_maxrss) / 1024.0);
   }
   return result;
 }
