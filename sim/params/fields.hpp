@@ -20,11 +20,11 @@
 //
 // The default of a field is its member initializer. Member types: bool, integral types, double, std::string, a
 // nested struct with its own fields(), std::vector of any of those, std::optional of a scalar, and Json (passed
-// through unvalidated, for sections another component checks). Range (inclusive) applies to numbers, Choices to
-// strings, IntChoices (an enumeration such as CONFIG_HZ's) to integers; each also applies to the elements of
-// vectors and to optionals. A vector holds at most kMaxArrayItems
-// elements, or the MaxItems given after the other constraint (checked before any element). A struct may reuse a
-// base struct's list by calling Base::fields(v) inside its own.
+// through unvalidated, for sections another component checks, or checked at parse time with a JsonKind). Range
+// (inclusive) applies to numbers, Choices to strings, IntChoices (an enumeration such as CONFIG_HZ's) to integers; each
+// also applies to the elements of vectors and to optionals. A vector holds at most kMaxArrayItems elements, or the
+// MaxItems given after the other constraint (checked before any element). A struct may reuse a base struct's list by
+// calling Base::fields(v) inside its own.
 //
 // Parsing rules: a missing key keeps the current value (defaults, or an earlier layer with parse_into); null means
 // nullopt for an optional, "no overrides" for a nested struct and null for Json, and is a type error elsewhere. An
@@ -74,6 +74,16 @@ struct IntChoices {
   IntChoices(std::initializer_list<std::int64_t> allowed) : values(allowed) {}
 };
 
+/// What a Json field holds when another component reads it (e.g. a distribution, sim/params/distribution.hpp):
+/// its name in `describe`, its JSON Schema, and the check parsing runs on it (a ConfigError naming the JSON
+/// pointer). With `nullable`, null passes (the component's "none").
+struct JsonKind {
+  const char* name;
+  Json (*schema)();
+  void (*check)(const Json& j, const std::string& path);
+  bool nullable = false;
+};
+
 /// The most elements of an array field (default kMaxArrayItems), e.g. v("nics", ..., MaxItems{kMaxNics}).
 struct MaxItems {
   std::size_t n = kMaxArrayItems;
@@ -83,7 +93,8 @@ struct MaxItems {
 /// array-of-struct elements as "parent[].child".
 struct FieldInfo {
   std::string name;
-  std::string type;  // bool, int32, int64, uint64, double, string, object, json, array<T>, optional<T>
+  std::string
+      type;  // bool, int32, int64, uint64, double, string, object, json, a JsonKind's name, array<T>, optional<T>
   std::string unit;
   std::string doc;
   Json default_value;
@@ -161,6 +172,7 @@ struct Constraint {
   const Choices* choices = nullptr;
   std::size_t max_items = kMaxArrayItems;  // of a vector
   const IntChoices* int_choices = nullptr;
+  const JsonKind* json_kind = nullptr;  // of a Json field
 
   double lo() const { return range ? range->lo : -std::numeric_limits<double>::infinity(); }
   double hi() const { return range ? range->hi : std::numeric_limits<double>::infinity(); }
@@ -206,6 +218,14 @@ class FieldVisitor {
                   "napisim params: unsupported member type (see the list at the top of sim/params/fields.hpp)");
     static_assert(kIsInteger<typename Element<M>::type>, "napisim params: IntChoices applies to integer fields");
     static_cast<Derived&>(*this).field(name, member, unit, doc, Constraint{nullptr, nullptr, kMaxArrayItems, &choices});
+  }
+
+  template <class C, class M>
+  void operator()(std::string_view name, M C::*member, std::string_view unit, std::string_view doc,
+                  const JsonKind& kind) {
+    static_assert(std::is_same_v<M, Json>, "napisim params: JsonKind applies to Json fields");
+    static_cast<Derived&>(*this).field(name, member, unit, doc,
+                                       Constraint{nullptr, nullptr, kMaxArrayItems, nullptr, &kind});
   }
 
   template <class C, class M>
@@ -260,6 +280,7 @@ void parse_object(P& out, const Json& j, const std::string& path);
 template <class T>
 void parse_value(T& out, const Json& j, const std::string& path, const Constraint& c, bool nullable = false) {
   if constexpr (std::is_same_v<T, Json>) {
+    if (c.json_kind && !(c.json_kind->nullable && j.is_null())) c.json_kind->check(j, path);
     out = j;
   } else if constexpr (std::is_same_v<T, bool>) {
     out = parse_bool(j, path, nullable);
@@ -432,7 +453,10 @@ Json scalar_schema(const Constraint& c, bool nullable) {
 template <class T>
 Json type_schema(const T& defaults, const Constraint& c) {
   if constexpr (std::is_same_v<T, Json>) {
-    return Json::object();  // any JSON value
+    if (!c.json_kind) return Json::object();  // any JSON value
+    Json s = c.json_kind->schema();
+    if (c.json_kind->nullable) s = Json{{"anyOf", Json::array({Json{{"type", "null"}}, s})}};
+    return s;
   } else if constexpr (kIsScalar<T>) {
     return scalar_schema<T>(c, false);
   } else if constexpr (kIsOptional<T>) {
@@ -541,7 +565,13 @@ class Describer : public FieldVisitor<Describer<P>> {
   void field(std::string_view name, M C::*member, std::string_view unit, std::string_view doc, const Constraint& c) {
     const M& def = defaults_.*member;
     const std::string full = prefix_ + std::string(name);
-    rows_.push_back(FieldInfo{full, type_name<M>(), std::string(unit), std::string(doc), value_to_json(def),
+    std::string type = type_name<M>();
+    if constexpr (std::is_same_v<M, Json>) {
+      if (c.json_kind)
+        type = std::string(c.json_kind->nullable ? "optional<" : "") + c.json_kind->name +
+               (c.json_kind->nullable ? ">" : "");
+    }
+    rows_.push_back(FieldInfo{full, std::move(type), std::string(unit), std::string(doc), value_to_json(def),
                               constraint_text<M>(c)});
     if constexpr (ParamStruct<M>) {
       describe_object(def, full + ".", rows_);

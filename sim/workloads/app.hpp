@@ -11,6 +11,7 @@
 // (defined in rpc_server.hpp), CPU busy and PSI (common summary).
 #pragma once
 
+#include "sim/params/distribution.hpp"
 #include "sim/workloads/rpc_server.hpp"
 
 namespace napisim {
@@ -31,14 +32,15 @@ struct AppParams : RpcServerParams {
       "closed: one request outstanding per flow (neper tcp_rr); open: requests leave at rate_rps whatever the "
       "responses, queueing at the server when it falls behind",
       Choices{"closed", "open"});
-    v("think_ns", &AppParams::think_ns, "ns",
-      "Closed loop: gap from a response to the flow's next request (distribution)");
+    v("think_ns", &AppParams::think_ns, "ns", "Closed loop: gap from a response to the flow's next request",
+      kDistribution);
     v("rate_rps", &AppParams::rate_rps, "requests/s", "Open loop: offered rate over all flows", Range{1e-3, 1e10});
     v("interarrival", &AppParams::interarrival, "",
       "Open loop: shape of the inter-arrival distribution, rescaled to mean 1/rate_rps (exponential = Poisson "
-      "arrivals; lognormal mean 1 stddev cv; empirical points)");
-    v("request_size", &AppParams::request_size, "bytes", "Request size (a distribution; rounded, at least 1)");
-    v("response_size", &AppParams::response_size, "bytes", "Response size (a distribution; rounded, at least 1)");
+      "arrivals; lognormal mean 1 stddev cv; empirical points)",
+      kDistribution);
+    v("request_size", &AppParams::request_size, "bytes", "Request size (rounded, at least 1)", kDistribution);
+    v("response_size", &AppParams::response_size, "bytes", "Response size (rounded, at least 1)", kDistribution);
     RpcServerParams::fields(v);
   }
   bool operator==(const AppParams&) const = default;

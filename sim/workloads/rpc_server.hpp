@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "sim/core/fifo.hpp"
+#include "sim/params/distribution.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/workloads/client_uplink.hpp"
 #include "sim/workloads/workload.hpp"
@@ -138,11 +139,12 @@ struct RpcServerParams {
       "thread_pool worker polls the shared queue, before blocking (0 = block at once)",
       Range{0, 1e7});
     v("service_ns", &RpcServerParams::service_ns, "ns",
-      "User-mode CPU per request: a distribution (number, or {type: constant|uniform|exponential|normal|"
-      "lognormal|pareto|empirical, ...}; lognormal takes the arithmetic mean and stddev = cv x mean)");
+      "User-mode CPU per request (a number, or {type: constant|uniform|exponential|normal|lognormal|pareto|"
+      "empirical, ...}; lognormal takes the arithmetic mean and stddev = cv x mean)",
+      kDistribution);
     v("block_probability", &RpcServerParams::block_probability, "",
       "Probability that a request blocks off-CPU after its service (e.g. a disk read)", Range{0, 1});
-    v("block_ns", &RpcServerParams::block_ns, "ns", "Off-CPU time of a blocking request: a distribution");
+    v("block_ns", &RpcServerParams::block_ns, "ns", "Off-CPU time of a blocking request", kDistribution);
     v("overload_threshold_us", &RpcServerParams::overload_threshold_us, "us",
       "A request is overloaded when it waited longer than this from readable to start of service", Range{0, 1e9});
     v("client_tx_ns", &RpcServerParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/params/distribution.hpp"
 #include "sim/workloads/rpc_server.hpp"
 
 namespace napisim {
@@ -95,12 +96,13 @@ struct TraceGenParams {
     v("rate_rps", &TraceGenParams::rate_rps, "requests/s", "Mean request rate", Range{1e-3, 1e10});
     v("interarrival", &TraceGenParams::interarrival, "",
       "Shape of the inter-arrival distribution, rescaled to mean 1/rate_rps (exponential: Poisson; lognormal "
-      "{mean: 1, stddev: cv}; empirical points)");
+      "{mean: 1, stddev: cv}; empirical points)",
+      kDistribution);
     v("flows", &TraceGenParams::flows, "flows", "Connections; each request picks one uniformly", Range{1, 1e6});
-    v("request_size", &TraceGenParams::request_size, "bytes", "Request size distribution");
-    v("response_size", &TraceGenParams::response_size, "bytes", "Response size distribution");
-    v("service_ns", &TraceGenParams::service_ns, "ns",
-      "Service CPU distribution written per request (null: no service_ns column)");
+    v("request_size", &TraceGenParams::request_size, "bytes", "Request size", kDistribution);
+    v("response_size", &TraceGenParams::response_size, "bytes", "Response size", kDistribution);
+    v("service_ns", &TraceGenParams::service_ns, "ns", "Service CPU written per request (null: no service_ns column)",
+      kOptionalDistribution);
     v("seed", &TraceGenParams::seed, "", "Random seed", Range{0, 9.0e15});
   }
   bool operator==(const TraceGenParams&) const = default;

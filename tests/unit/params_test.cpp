@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
+#include "sim/params/distribution.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
 
@@ -99,6 +100,18 @@ struct Tick {
 struct Empty {
   template <class V>
   static void fields(V&) {}
+};
+
+// Json fields another component reads: a distribution, and one that may be null.
+struct Service {
+  Json service_ns = Json{{"type", "exponential"}, {"mean", 10000}};
+  Json block_ns = nullptr;
+  template <class V>
+  static void fields(V& v) {
+    v("service_ns", &Service::service_ns, "ns", "CPU per request", kDistribution);
+    v("block_ns", &Service::block_ns, "ns", "Off-CPU time (null: none)", kOptionalDistribution);
+  }
+  bool operator==(const Service&) const = default;
 };
 
 // The message of the ConfigError `f` throws, or "" if it does not throw one.
@@ -199,6 +212,31 @@ TEST(ParamsTest, BaseStructFieldsAreReused) {
 }
 
 // ---- error messages ----
+
+TEST(ParamsTest, JsonKindChecksTheFieldWhereItIsParsed) {
+  EXPECT_EQ(error_parsing<Service>(Json{{"service_ns", Json{{"type", "gamma"}}}}, "/workload/params"),
+            "/workload/params/service_ns/type: expected one of \"constant\", \"uniform\", \"exponential\", "
+            "\"normal\", \"lognormal\", \"pareto\", \"empirical\", got \"gamma\"");
+  EXPECT_EQ(error_parsing<Service>(Json{{"service_ns", -1}}, "/p"),
+            "/p/service_ns: expected finite number >= 0, got -1.0");
+  EXPECT_NE(error_parsing<Service>(Json{{"service_ns", nullptr}}, "/p"), "");  // not nullable
+  const Service s = parse_params<Service>(Json{{"service_ns", 500}, {"block_ns", nullptr}}, "/p");
+  EXPECT_EQ(s.service_ns, Json(500));
+  EXPECT_TRUE(s.block_ns.is_null());
+  EXPECT_EQ(parse_params<Service>(Json{{"block_ns", Json{{"type", "constant"}, {"value", 3}}}}, "/p").block_ns,
+            (Json{{"type", "constant"}, {"value", 3}}));
+}
+
+TEST(ParamsTest, JsonKindGivesTheSchemaAndTheDescribeType) {
+  const Json props = params_schema<Service>().at("properties");
+  EXPECT_EQ(props.at("service_ns").at("oneOf"), Distribution::schema().at("oneOf"));
+  EXPECT_EQ(props.at("block_ns").at("anyOf").at(0), (Json{{"type", "null"}}));
+  EXPECT_EQ(props.at("block_ns").at("anyOf").at(1), Distribution::schema());
+  const std::vector<FieldInfo> rows = describe_params<Service>();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].type, "distribution");
+  EXPECT_EQ(rows[1].type, "optional<distribution>");
+}
 
 TEST(ParamsTest, UnknownKeyNamesPointerAndSuggestion) {
   EXPECT_EQ(parse_error(R"({"rx_queus": 8})"),
