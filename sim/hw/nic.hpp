@@ -41,6 +41,7 @@
 #include "sim/hw/rss.hpp"
 #include "sim/hw/topology.hpp"
 #include "sim/kernel/napi.hpp"
+#include "sim/kernel/tcp_hdr.hpp"
 #include "sim/params/fields.hpp"
 
 namespace napisim {
@@ -65,6 +66,7 @@ struct NicParams {
   std::string irq_affinity = "";  // cpulist; queue i -> i-th cpu of the list (wrapping); "" = the NIC node's cpus
   std::int64_t napi_defer_hard_irqs = 0;  // /sys/class/net/DEV/napi_defer_hard_irqs
   std::int64_t gro_flush_timeout_ns = 0;  // /sys/class/net/DEV/gro_flush_timeout
+  std::int64_t switch_buffer_bytes = 0;   // the switch's egress buffer towards this NIC (0: unbounded)
 
   template <class V>
   static void fields(V& v) {
@@ -96,6 +98,10 @@ struct NicParams {
       "Device default napi_defer_hard_irqs: empty polls before the IRQ is re-armed", Range{0, 2147483647});
     v("gro_flush_timeout_ns", &NicParams::gro_flush_timeout_ns, "ns",
       "Device default gro_flush_timeout: the re-poll timer of IRQ deferral", Range{0, 1e10});
+    v("switch_buffer_bytes", &NicParams::switch_buffer_bytes, "bytes",
+      "Buffer of the switch port that sends to this NIC: a FIFO that tail-drops the segments of a train that "
+      "do not fit behind what it still has to send (wire bytes; 0 = unbounded, no drops)",
+      Range{0, 1e10});
   }
   bool operator==(const NicParams&) const = default;
 };
@@ -107,6 +113,7 @@ struct RxEntry {
   std::uint32_t bytes = 0;   // payload bytes of the whole train
   bool ack_only = false;     // pure ACK(s), no payload
   std::uint32_t polled = 0;  // segments already reaped by the driver
+  TcpHdr th;                 // connections run by the kernels' TCP (sim/kernel/tcp.hpp)
   // Latency attribution (Kernel::set_stamps()): when the train entered the ring, and its NAPI's
   // polled_ns at that moment (what the NAPI polls from then on, it spends ahead of this train).
   Nanos at = 0;
@@ -123,6 +130,40 @@ struct RxEntry {
 inline Nanos numa_remote_ns(const Topology& topo, int cpu, int nic_node) {
   return topo.node_penalty(topo.node_of(cpu), nic_node);
 }
+
+/// A train on the wire between two hosts: `segs` MSS segments carrying `bytes` of payload of socket
+/// `sock` (the sender's when it leaves a host, the receiver's when it arrives).
+struct WireTrain {
+  int sock = -1;
+  std::uint32_t bytes = 0, segs = 0;
+  bool ack_only = false;
+  TcpHdr th;  // connections run by the kernels' TCP
+  WireTrain() = default;
+  WireTrain(int sock_, std::uint32_t bytes_, std::uint32_t segs_, bool ack_only_, const TcpHdr& th_ = {})
+      : sock(sock_)
+      , bytes(bytes_)
+      , segs(segs_)
+      , ack_only(ack_only_)
+      , th(th_) {}
+  /// Bytes on the wire: the payload and each segment's headers and framing.
+  std::int64_t wire_bytes() const {
+    return static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(segs) * kWireOverheadBytes;
+  }
+  /// The same train as socket `s` (the other end's) sees it.
+  WireTrain for_sock(int s) const {
+    WireTrain t = *this;
+    t.sock = s;
+    return t;
+  }
+};
+
+/// A transmitted packet until the driver reaps its TX completion: when it has left the wire, and
+/// the TCP socket whose sk_wmem_alloc its skb's truesize holds (tcp_wfree() on reaping), if any.
+struct TxDesc {
+  Nanos done = 0;
+  std::int32_t sock = -1;
+  std::int64_t truesize = 0;
+};
 
 /// A transmit port: line-rate serialization, FIFO.
 struct Port {
@@ -161,7 +202,8 @@ struct Channel {
   std::int64_t inbound_segs = 0;  // segments in `inbound`
   std::int64_t inbound_idle = 0;  // entries of `inbound` without a queued event
   std::int64_t tx_pending = 0;    // TX completions written (their packet left the wire), not yet reaped
-  Fifo<Nanos> tx_done{64};        // wire-done times of transmitted packets not yet completed
+  Fifo<TxDesc> tx_done{64};       // transmitted packets whose completion is not yet written
+  Fifo<TxDesc> tx_written{64};    // the written ones, oldest first, until reaped
   bool tx_event = false;          // a completion event is queued (only needed while the IRQ is armed)
   int irq_cpu = 0;
   bool irq_armed = true;  // CQ armed: a completion may raise the interrupt
@@ -191,9 +233,10 @@ struct Nic {
   int index = 0;
   std::vector<std::unique_ptr<Channel>> channels;
   std::unique_ptr<Rss> rss;
-  Port tx_port;          // server -> wire
-  Port rx_port;          // wire -> server (the switch port feeding the NIC)
-  std::vector<int> xps;  // transmit queue per CPU (XPS: the queue whose IRQ the CPU takes)
+  Port tx_port;                    // server -> wire
+  Port rx_port;                    // wire -> server (the switch port feeding the NIC)
+  std::uint64_t switch_drops = 0;  // segments rx_port's buffer (switch_buffer_bytes) dropped
+  std::vector<int> xps;            // transmit queue per CPU (XPS: the queue whose IRQ the CPU takes)
 };
 
 }  // namespace napisim

@@ -83,6 +83,17 @@ struct CostParams {
   std::int64_t xsk_rcv_ns = 30;       // xsk_rcv(): the RX descriptor, beyond the copy in copy mode [INFER]
   std::int64_t xsk_tx_ns = 50;        // one XSK or XDP_TX descriptor onto the send queue [INFER]
   std::int64_t xsk_sendmsg_ns = 150;  // __xsk_sendmsg() beyond the syscall entry, before the wakeup [INFER]
+  // TCP's own work beyond a packet's receive (rx_skb_ns, rx_ack_ns) and transmit (tx_tso_ns,
+  // tx_ack_ns) costs, on connections between two simulated Linux hosts (sim/kernel/tcp.hpp).
+  // tcp_sacktag_write_queue() walks the retransmit queue for each SACK block: a few skbs' cache
+  // lines, about an ACK's processing [INFER from rx_ack_ns].
+  std::int64_t tcp_sack_ns = 300;
+  // A TCP timer's handler (tcp_write_timer / tcp_delack_timer: bh_lock_sock, the checks, the
+  // state change) besides what it transmits: a fraction of an ACK's processing [INFER].
+  std::int64_t tcp_timer_ns = 200;
+  // The TSQ tasklet, per socket (tcp_tasklet_func() -> tcp_tsq_handler(): bh_lock_sock and
+  // tcp_write_xmit()'s checks) besides the skbs it sends [INFER, like tcp_timer_ns].
+  std::int64_t tsq_ns = 200;
   // Variability: every CPU segment's cost is multiplied by a lognormal factor of mean 1 and this
   // coefficient of variation (cache misses, branch mispredictions; "for a budget of 64 the
   // processing can take 0-500us per round", Kicinski 2020-10-02). 0 = deterministic costs.
@@ -129,6 +140,10 @@ struct CostParams {
     v("xsk_tx_ns", &CostParams::xsk_tx_ns, "ns", "An AF_XDP or XDP_TX frame queued for transmit by the driver", r);
     v("xsk_sendmsg_ns", &CostParams::xsk_sendmsg_ns, "ns", "An AF_XDP sendto() kick beyond the syscall entry", r);
     v("futex_ns", &CostParams::futex_ns, "ns", "futex() wait or wake beyond the syscall entry and the wakeup", r);
+    v("tcp_sack_ns", &CostParams::tcp_sack_ns, "ns", "TCP: an ACK's SACK blocks tagged on the retransmit queue", r);
+    v("tcp_timer_ns", &CostParams::tcp_timer_ns, "ns", "TCP: a retransmit, loss-probe or delayed-ACK timer's handler",
+      r);
+    v("tsq_ns", &CostParams::tsq_ns, "ns", "TCP Small Queues: the tasklet's work per released socket", r);
     v("cost_cv", &CostParams::cost_cv, "", "Coefficient of variation of every CPU segment's cost (lognormal, mean 1)",
       Range{0, 10});
   }

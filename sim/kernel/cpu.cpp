@@ -45,12 +45,6 @@ const char* wait_class_name(int i) {
   return i == kSelf ? "self" : cpu_class_name(static_cast<CpuClass>(i));
 }
 
-std::int64_t Kernel::usecs_to_jiffies(std::int64_t us) const {
-  // include/linux/jiffies.h: rounds up.
-  const std::int64_t tick_us = tick_ns_ / 1000;
-  return (us + tick_us - 1) / tick_us;
-}
-
 void Kernel::update_exec_slow(Cpu& c) {
   // One copy of the accounting with the trace's and the attribution's calls and one without: a
   // run without them pays no test for them on its busiest path.
@@ -506,6 +500,9 @@ void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kRxArrive:
       rx_sync(channel_of(arg));
       break;
+    case kTcpTimer:
+      tcp_timer_event(arg);
+      break;
     case kTxDone: {
       Channel& ch = channel_of(arg);
       ch.tx_event = false;
@@ -607,6 +604,11 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
       break;
     case kIrqTick:
       scheduler_tick(c);
+      // run_local_timers(): timer wheel timers expired at this jiffy run in TIMER_SOFTIRQ.
+      if (tcp_timers_due(c.id)) raise_softirq_irqoff(c, softirq_nr::kTimer);
+      break;
+    case kIrqTimer:
+      raise_softirq_irqoff(c, softirq_nr::kTimer);
       break;
     case kIrqHrtimerSleeper:
       // hrtimer_wakeup() -> wake_up_process(): the timed-out sleeper is woken from this CPU.

@@ -13,6 +13,7 @@
 //   nic.cpp      the driver (mlx5e-like napi poll, CQ arming) and the NIC (RSS, rings, moderation)
 //   socket.cpp   TCP receive/transmit glue, sk_data_ready, epoll_wait, recv/send syscalls
 //   counters.cpp the event counters results read, and snapshot()
+//   tcp_*.cpp    TCP as the kernel sends and recovers, between two simulated Linux hosts (tcp.hpp)
 //
 // Execution model. Each CPU has three context levels: hardirq (2) > softirq (1) > task (0). Code
 // at each level is a Proc coroutine that consumes CPU time by awaiting exec(ctx, ns); only the
@@ -52,13 +53,14 @@
 #include "sim/kernel/rt.hpp"
 #include "sim/kernel/socket.hpp"
 #include "sim/kernel/task.hpp"
+#include "sim/kernel/tcp.hpp"
 #include "sim/kernel/wake.hpp"
 #include "sim/kernel/xsk.hpp"
 
 namespace napisim {
 
 namespace softirq_nr {
-constexpr int kHi = 0, kTimer = 1, kNetTx = 2, kNetRx = 3;
+constexpr int kHi = 0, kTimer = 1, kNetTx = 2, kNetRx = 3, kTasklet = 6;
 }
 
 /// Where a piece of kernel code runs: a task (task != nullptr, on task->cpu) or an interrupt
@@ -190,10 +192,10 @@ struct alignas(64) Cpu {
 class WirePeer {
  public:
   virtual ~WirePeer() = default;
-  /// A train left the server's port at `wire_done` (last bit on the wire).
-  virtual void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) = 0;
+  /// Train `tr` (its sock this host's) left the host's port at `wire_done` (last bit on the wire).
+  virtual void on_transmit(const WireTrain& tr, Nanos wire_done) = 0;
   /// The NIC dropped `segs` segments of a train from this socket's peer (ring full): the peer
-  /// retransmits (TCP RTO).
+  /// retransmits (TCP RTO), unless the kernels' TCP runs the connection (it finds the loss itself).
   virtual void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) = 0;
 };
 
@@ -286,7 +288,11 @@ class Kernel : public EventSink, public WakeView {
   std::vector<Napi*>& napis() { return napis_; }
   Nanos tick_period() const { return tick_ns_; }
   std::int64_t jiffies() const { return now() / tick_ns_; }
-  std::int64_t usecs_to_jiffies(std::int64_t us) const;
+  /// include/linux/jiffies.h: rounds up.
+  std::int64_t usecs_to_jiffies(std::int64_t us) const {
+    const std::int64_t tick_us = tick_ns_ / 1000;
+    return (us + tick_us - 1) / tick_us;
+  }
   std::int64_t msecs_to_jiffies(std::int64_t ms) const { return usecs_to_jiffies(ms * 1000); }
 
   // ---- execution engine (cpu.cpp) ------------------------------------------------------------
@@ -357,7 +363,8 @@ class Kernel : public EventSink, public WakeView {
     kIrqNapiTimer = 4,
     kIrqTick = 5,
     kIrqIpiRps = 6,
-    kIrqHrtimerSleeper = 7
+    kIrqHrtimerSleeper = 7,
+    kIrqTimer = 8  // the local timer interrupt for the timer wheel (TCP timers)
   };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
   // Delivery flags in an irq code (below the type, above every argument).
@@ -762,6 +769,56 @@ class Kernel : public EventSink, public WakeView {
   std::uint64_t lo_packets() const { return lo_packets_; }
   std::uint64_t delayed_acks() const { return delayed_acks_; }
 
+  // ---- TCP (tcp_output.cpp, tcp_input.cpp, tcp_recovery.cpp, tcp_timer.cpp, tcp_cubic.cpp) ------
+  /// Runs socket `s`'s connection (over a NIC, to another simulated Linux host) with the kernel's
+  /// TCP (tcp.hpp): established, the handshake's RTT sample `syn_rtt` taken, `peer_window` the
+  /// window the peer offers, nothing sent yet.
+  void tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window);
+  /// The window a connection's receiver offers: the free half of its receive buffer (tcp_rmem[2]).
+  std::int64_t tcp_initial_window() const { return kp_.tcp.rmem_max / 2; }
+  const TcpStats& tcp_stats() const { return tcp_stats_; }
+  /// tcp_sendmsg(): `bytes` more to send; tcp_push() sends what cwnd, window, TSQ and pacing allow.
+  void tcp_sendmsg(Ctx ctx, Socket& s, std::int64_t bytes);
+  /// tcp_rcv_established(): the skb's ACK, its data, then what the ACK lets out and the ACK owed;
+  /// `st` its TrainStamps (set_stamps() only).
+  void tcp_rcv_established(Ctx ctx, Socket& s, const Skb& skb, const TrainStamps* st);
+  /// tcp_cleanup_rbuf(): after recvmsg() copied `copied` bytes (an ACK held back, a window update).
+  void tcp_cleanup_rbuf(Ctx ctx, Socket& s, std::int64_t copied);
+  /// CPU time of TCP work done inside another piece of work (an ACK's transmits, a retransmission),
+  /// charged right after it by whoever ran it.
+  Nanos take_tcp_owed() {
+    const Nanos o = tcp_owed_;
+    tcp_owed_ = 0;
+    return o;
+  }
+  /// tcp_wfree(): the driver reaped the TX completion of a TCP skb of `truesize` (TSQ release).
+  void tcp_wfree(Ctx ctx, int sock, std::int64_t truesize) {
+    TcpSock& tp = *socket(sock).tcp;
+    tp.wmem_alloc -= truesize;
+    if (tp.tsq_throttled) tcp_tsq_release(ctx, tp);
+  }
+  void tcp_tsq_release(Ctx ctx, TcpSock& tp);
+  /// tcp_cleanup_rbuf() may have an ACK to send after a read of `copied` bytes.
+  bool tcp_cleanup_rbuf_wanted(const Socket& s, const TcpSock& tp, std::int64_t copied) const {
+    return copied > 0 && ((tp.ack_pending & ack_state::kSched) ||
+                          2 * std::max<std::int64_t>(0, s.rcv_wup + s.rcv_wnd - s.rcv_nxt) <= tp.window_clamp);
+  }
+  /// TIMER_SOFTIRQ's TCP timers due on ctx's CPU, and TASKLET_SOFTIRQ's TSQ tasklet.
+  Proc<void> run_timer_softirq(Ctx ctx);
+  Proc<void> tcp_tasklet_func(Ctx ctx);
+  bool tcp_timers_due(int cpu) const;
+  bool tcp_fq() const { return fq_; }
+  static std::uint32_t tcp_packets_in_flight(const TcpSock& tp) {
+    return tp.packets_out - (tp.sacked_out + tp.lost_out) + tp.retrans_out;
+  }
+  static bool tcp_in_cwnd_reduction(const TcpSock& tp) {
+    return tp.ca_state == TcpCaState::kCwr || tp.ca_state == TcpCaState::kRecovery;
+  }
+  /// The switch port towards NIC `nic`, then its ingress port, then the ring: segments that do not
+  /// fit the port's buffer (NicParams::switch_buffer_bytes) are tail-dropped. `e` arrives at the
+  /// switch at `at_switch` in `wire_bytes`.
+  void switch_to_nic(int nic, const RxEntry& e, Nanos at_switch);
+
   // ---- results ------------------------------------------------------------------------------
   /// Snapshot of every counter the results report (taken at warm-up end and at the end).
   using Snapshot = napisim::Snapshot;
@@ -779,8 +836,123 @@ class Kernel : public EventSink, public WakeView {
     kTxDone = 6,
     kSpinDeadline = 7,
     kRxArrive = 8,
-    kSleepTimer = 9
+    kSleepTimer = 9,
+    kTcpTimer = 10  // arg: tcp_timer_code()
   };
+  // ---- TCP internals ----
+  enum TcpTimerKind : int { kTcpXmitTimer = 0, kTcpDelackTimer = 1, kTcpCompackTimer = 2, kTcpPacingTimer = 3 };
+  static std::uint64_t tcp_timer_code(int sock, int which) {
+    return (static_cast<std::uint64_t>(sock) << 2) | static_cast<std::uint64_t>(which);
+  }
+  struct TcpCpu {
+    Fifo<std::uint64_t> timers{16};  // expired TCP timers (tcp_timer_code) for TIMER_SOFTIRQ
+    Fifo<int> tsq{16};               // the TSQ tasklet's sockets
+    Nanos timer_irq_at = -1;         // the timer interrupt raised for them
+  };
+  static std::int64_t tcp_skb_truesize(std::int64_t len);
+  std::int64_t tcp_clock_us() const;
+  // tcp_output.cpp
+  bool tcp_write_xmit(Ctx ctx, Socket& s, int push_one);
+  /// tcp_transmit_skb() of [seq, seq + len): new data (rtx null) or a retransmission of *rtx.
+  /// `probe_follows`: tcp_write_xmit() calls tcp_schedule_loss_probe() after it.
+  Nanos tcp_transmit_data(Ctx ctx, Socket& s, std::int64_t seq, std::int64_t len, TcpSkb* rtx,
+                          bool probe_follows = false);
+  Nanos tcp_xmit(Ctx ctx, Socket& s, std::int64_t seq, std::uint32_t len, std::uint32_t segs, std::int64_t truesize,
+                 Nanos depart);
+  Nanos tcp_dev_xmit(Socket& s, int txq, const WireTrain& tr, std::int64_t truesize);
+  void tcp_fq_release(Socket& s);
+  void tcp_build_header(Socket& s, TcpSock& tp, std::int64_t seq, TcpHdr& th);
+  std::int64_t tcp_space_window(Socket& s, TcpSock& tp);
+  std::int64_t tcp_select_window(Socket& s, TcpSock& tp);
+  void tcp_event_ack_sent(Socket& s, TcpSock& tp);
+  void tcp_send_ack(Ctx ctx, Socket& s);
+  void tcp_send_delayed_ack(Ctx ctx, Socket& s);
+  bool tcp_schedule_loss_probe(TcpSock& tp, bool advancing_rto);
+  std::int64_t tcp_rto_delta_us(const TcpSock& tp) const;
+  void tcp_send_loss_probe(Ctx ctx, Socket& s);
+  int tcp_retransmit_skb(Ctx ctx, Socket& s, std::size_t i, std::uint32_t segs);
+  void tcp_xmit_retransmit_queue(Ctx ctx, Socket& s);
+  void tcp_cwnd_restart(TcpSock& tp, std::int64_t delta);
+  std::uint32_t tcp_current_ssthresh(const TcpSock& tp) const;
+  void tcp_update_pacing_rate(TcpSock& tp);
+  std::uint32_t tcp_tso_segs(const TcpSock& tp) const;
+  std::uint32_t tcp_cwnd_test(const TcpSock& tp) const;
+  bool tcp_tso_should_defer(const TcpSock& tp, std::int64_t skb_len, bool is_tail, bool* is_cwnd_limited,
+                            bool* is_rwnd_limited, std::uint32_t max_segs) const;
+  bool tcp_small_queue_check(TcpSock& tp, std::int64_t len, int factor);
+  void tcp_cwnd_validate(TcpSock& tp, bool is_cwnd_limited);
+  // tcp_input.cpp
+  void tcp_ack(Ctx ctx, Socket& s, const Skb& skb);
+  int tcp_sacktag_write_queue(TcpSock& tp, const TcpHdr& th, std::uint32_t* delivered, Nanos* sack_sent);
+  int tcp_clean_rtx_queue(TcpSock& tp, std::int64_t prior_snd_una, std::uint32_t* delivered, Nanos sack_sent);
+  void tcp_rtt_estimator(TcpSock& tp, std::int64_t mrtt_us);
+  void tcp_set_rto(TcpSock& tp);
+  void tcp_process_tlp_ack(TcpSock& tp, std::int64_t ack, int flag);
+  void tcp_set_ca_state(TcpSock& tp, TcpCaState s);
+  void tcp_init_cwnd_reduction(TcpSock& tp);
+  void tcp_end_cwnd_reduction(TcpSock& tp);
+  void tcp_try_keep_open(TcpSock& tp);
+  void tcp_enter_recovery(TcpSock& tp);
+  void tcp_cwnd_reduction(TcpSock& tp, std::uint32_t newly_acked_sacked, int flag);
+  void tcp_fastretrans_alert(TcpSock& tp, std::int64_t prior_snd_una, int* flag, bool* rexmit);
+  void tcp_identify_packet_loss(TcpSock& tp, int* flag);
+  bool tcp_time_to_recover(const TcpSock& tp) const { return tp.lost_out > 0; }
+  void tcp_data_queue(Ctx ctx, Socket& s, const Skb& skb, const TrainStamps* st);
+  /// In-order data to the receive queue; `st`: the TrainStamps of the skb that made it readable.
+  void tcp_queue_rcv(Socket& s, std::int64_t n, const TrainStamps* st);
+  void tcp_data_queue_ofo(TcpSock& tp, std::int64_t seq, std::int64_t end);
+  void tcp_ofo_queue(Socket& s, TcpSock& tp, const TrainStamps* st);
+  void tcp_incr_quickack(Socket& s, TcpSock& tp);
+  void tcp_enter_quickack_mode(TcpSock& tp);
+  void tcp_event_data_recv(Socket& s, TcpSock& tp, const Skb& skb);
+  void tcp_ack_snd_check(Ctx ctx, Socket& s, bool ofo_possible);
+  // tcp_recovery.cpp
+  void tcp_rack_advance(TcpSock& tp, std::uint8_t sacked, std::int64_t end_seq, Nanos xmit_time);
+  std::int64_t tcp_rack_reo_wnd(const TcpSock& tp) const;
+  std::int64_t tcp_rack_detect_loss(TcpSock& tp);
+  void tcp_mark_skb_lost(TcpSock& tp, TcpSkb& skb);
+  bool tcp_rack_mark_lost(TcpSock& tp);
+  void tcp_rack_reo_timeout(Ctx ctx, Socket& s);
+  // tcp_timer.cpp
+  /// sk_reset_timer() -> mod_timer(): `t` of socket `tp` due at jiffy `expires_j`, on this CPU.
+  void tcp_reset_timer(TcpSock& tp, TcpTimer& t, int which, std::int64_t expires_j) {
+    t.expires_j = expires_j;
+    t.armed_j = jiffies();
+    t.cpu = tcp_cpu_now_;
+    // A queued event due no later fires first, and re-arms itself (tcp_timer_event()).
+    if (t.ev.armed() && t.ev.expires() <= expires_j * tick_ns_) return;
+    tcp_arm_timer(tp, t, which);
+  }
+  /// The event of wheel timer `t` at its bucket's jiffy, if none is queued before it.
+  void tcp_arm_timer(TcpSock& tp, TcpTimer& t, int which);
+  /// inet_csk_reset_xmit_timer(): what the retransmit timer is for, and `when_j` from now (at most
+  /// TCP_RTO_MAX).
+  void tcp_reset_xmit_timer(TcpSock& tp, TcpXmitTimer what, std::int64_t when_j) {
+    tp.pending = what;
+    tcp_reset_timer(tp, tp.xmit_timer, kTcpXmitTimer, jiffies() + std::min(when_j, tcp_rto_max_j_));
+  }
+  void tcp_rearm_rto(TcpSock& tp);
+  bool tcp_timer_needed(const TcpSock& tp, int which) const;
+  TcpTimer& tcp_timer_of(TcpSock& tp, int which);
+  void tcp_timer_event(std::uint64_t code);
+  void tcp_write_timer_handler(Ctx ctx, Socket& s);
+  void tcp_retransmit_timer(Ctx ctx, Socket& s);
+  void tcp_enter_loss(TcpSock& tp);
+  void tcp_delack_timer_handler(Ctx ctx, Socket& s);
+  // tcp_cubic.cpp
+  void bictcp_hystart_reset(TcpSock& tp);
+  void cubictcp_init(TcpSock& tp);
+  void cubictcp_state(TcpSock& tp, TcpCaState s);
+  void cubictcp_cwnd_event_tx_start(TcpSock& tp);
+  std::uint32_t cubictcp_recalc_ssthresh(TcpSock& tp);
+  void bictcp_update(TcpSock& tp, std::uint32_t cwnd, std::uint32_t acked);
+  std::uint32_t tcp_slow_start(TcpSock& tp, std::uint32_t acked);
+  void tcp_cong_avoid_ai(TcpSock& tp, std::uint32_t w, std::uint32_t acked);
+  bool tcp_is_cwnd_limited(const TcpSock& tp) const;
+  void cubictcp_cong_avoid(TcpSock& tp, std::uint32_t acked);
+  void hystart_update(TcpSock& tp, std::uint32_t delay);
+  void cubictcp_acked(TcpSock& tp, std::int64_t rtt_us);
+
   /// A train enters the ring (or is dropped); `observed`: its NAPI's waited time as of `at`, as
   /// napi_wait_observe() kept it (set_stamps()).
   void rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes* observed = nullptr);
@@ -928,6 +1100,17 @@ class Kernel : public EventSink, public WakeView {
   std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
   std::uint64_t lo_packets_ = 0;       // skbs through lo
   std::uint64_t delayed_acks_ = 0;     // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
+  // TCP (tcp.hpp)
+  std::vector<std::unique_ptr<TcpSock>> tcp_socks_;
+  std::vector<TcpCpu> tcp_cpu_;  // by CPU, once a connection runs
+  TcpStats tcp_stats_;
+  Nanos tcp_owed_ = 0;              // take_tcp_owed()
+  bool tcp_in_sendmsg_ = false;     // tcp_sendmsg()'s transmits are paid by send_cost()
+  int tcp_cpu_now_ = 0;             // the CPU TCP code runs on (timers armed now run there)
+  std::int64_t tcp_rto_max_j_ = 0;  // TCP_RTO_MAX (120 s), in jiffies
+  std::int64_t tcp_ato_min_j_ = 0;  // TCP_ATO_MIN = TCP_DELACK_MIN (HZ / 25)
+  std::int64_t tcp_rto_min_j_ = 0;  // TCP_RTO_MIN (kernel.tcp.rto_min_ms)
+  bool fq_ = false;                 // kp_.net.default_qdisc == "fq", decided once
 };
 
 }  // namespace napisim

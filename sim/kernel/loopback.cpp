@@ -62,7 +62,7 @@ void Kernel::loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only
   std::vector<RpsState::DevFlow>* table =
       rps_ && rps_->rfs && !rps_->lo_flow_table.empty() ? &rps_->lo_flow_table : nullptr;
   auto netif_rx = [&](std::uint32_t b, bool ack) {
-    const Skb skb{peer.id, 1, b, ack, -1, -1};
+    const Skb skb{peer.id, 1, b, ack, -1, -1, {}};
     ++lo_packets_;
     const int rps_cpu = get_rps_cpu_rxq(this_cpu, map, table, skb);
     enqueue_to_backlog(this_cpu, skb, rps_cpu >= 0 ? rps_cpu : this_cpu, nullptr);

@@ -14,6 +14,7 @@
 #include "sim/core/time.hpp"
 #include "sim/kernel/cache.hpp"
 #include "sim/kernel/task.hpp"
+#include "sim/kernel/tcp_hdr.hpp"
 #include "sim/kernel/waitqueue.hpp"
 
 namespace napisim {
@@ -125,6 +126,7 @@ struct Skb {
   bool ack_only = false;
   int napi_id = -1;
   int rps_cpu = -1;  // get_rps_cpu() result decided in the driver's context (-1: process inline)
+  TcpHdr th;         // connections run by the kernels' TCP (sim/kernel/tcp.hpp)
 };
 
 /// A poll's batch of up to N skbs (the gro_normal list): its slots are constructed as they are

@@ -97,6 +97,42 @@ Nanos Kernel::nic_ingress(int nic, Nanos t, std::int64_t wire_bytes) {
   return nics_[static_cast<std::size_t>(nic)]->rx_port.transmit(t, wire_bytes);
 }
 
+void Kernel::switch_to_nic(int nic_idx, const RxEntry& in, Nanos at_switch) {
+  Nic& nic = *nics_[static_cast<std::size_t>(nic_idx)];
+  const std::int64_t buffer = nic.params.switch_buffer_bytes;
+  if (buffer <= 0) {  // unbounded: no drops
+    nic_deliver(nic_idx, in,
+                nic.rx_port.transmit(at_switch, static_cast<std::int64_t>(in.bytes) +
+                                                    static_cast<std::int64_t>(in.segs) * kWireOverheadBytes));
+    return;
+  }
+  RxEntry e = in;
+  const std::int64_t per_seg = e.segs ? (static_cast<std::int64_t>(e.bytes) + e.segs - 1) / e.segs : 0;
+  {
+    // The egress port's FIFO holds what it has not yet sent at `at_switch`; a segment that does not
+    // fit behind it is dropped (tail drop), and so is the rest of its train.
+    const Nanos backlog_ns = std::max<Nanos>(0, nic.rx_port.busy_until - at_switch);
+    const auto queued = static_cast<std::int64_t>(static_cast<double>(backlog_ns) / nic.rx_port.ns_per_byte);
+    const std::int64_t seg_wire = per_seg + kWireOverheadBytes;
+    const std::int64_t fit = std::clamp<std::int64_t>((buffer - queued) / seg_wire, 0, e.segs);
+    if (fit < e.segs) {
+      const auto lost_segs = static_cast<std::uint32_t>(e.segs - fit);
+      const std::uint32_t kept_bytes =
+          e.ack_only ? 0
+          : e.th.mss ? std::min<std::uint32_t>(e.bytes, static_cast<std::uint32_t>(fit) * e.th.mss)
+                     : static_cast<std::uint32_t>(static_cast<std::uint64_t>(e.bytes) *
+                                                  static_cast<std::uint64_t>(fit) / e.segs);
+      nic.switch_drops += lost_segs;
+      if (peer_) peer_->on_rx_drop(e.sock, e.bytes - kept_bytes, lost_segs);
+      if (fit == 0) return;
+      e.segs = static_cast<std::uint32_t>(fit);
+      e.bytes = kept_bytes;
+    }
+  }
+  const std::int64_t wire = static_cast<std::int64_t>(e.bytes) + static_cast<std::int64_t>(e.segs) * kWireOverheadBytes;
+  nic_deliver(nic_idx, e, nic.rx_port.transmit(at_switch, wire));
+}
+
 std::uint64_t Kernel::channel_code(const Channel& ch) {
   return (static_cast<std::uint64_t>(ch.nic->index) << 20) | static_cast<std::uint64_t>(ch.id);
 }
@@ -163,8 +199,11 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes*
   const auto accept = static_cast<std::uint32_t>(std::clamp<std::int64_t>(space, 0, e.segs));
   if (accept < e.segs) {
     const std::uint32_t lost_segs = e.segs - accept;
+    // A TCP train's segments are its gso_size but the last: the first `accept` are whole.
     const std::uint32_t lost_bytes =
-        e.ack_only ? 0 : static_cast<std::uint32_t>(static_cast<std::uint64_t>(e.bytes) * lost_segs / e.segs);
+        e.ack_only ? 0
+        : e.th.mss ? e.bytes - accept * e.th.mss
+                   : static_cast<std::uint32_t>(static_cast<std::uint64_t>(e.bytes) * lost_segs / e.segs);
     ch.drops += lost_segs;
     if (peer_) peer_->on_rx_drop(e.sock, lost_bytes, lost_segs);
     if (accept == 0) return;
@@ -196,7 +235,8 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes*
 
 std::int64_t Kernel::tx_collect(Channel& ch) {
   std::int64_t n = 0;
-  while (!ch.tx_done.empty() && ch.tx_done.front() <= host_.now()) {
+  while (!ch.tx_done.empty() && ch.tx_done.front().done <= host_.now()) {
+    ch.tx_written.push_back(ch.tx_done.front());
     ch.tx_done.pop_front();
     ++n;
   }
@@ -209,7 +249,7 @@ void Kernel::tx_schedule_event(Channel& ch) {
   // driver reaps it at its next poll, so no event per packet is needed.
   if (ch.tx_event || !ch.irq_armed || ch.tx_done.empty()) return;
   ch.tx_event = true;
-  host_.queue().push(std::max(host_.now(), ch.tx_done.front()), Prio::kWire, this, kTxDone, channel_code(ch));
+  host_.queue().push(std::max(host_.now(), ch.tx_done.front().done), Prio::kWire, this, kTxDone, channel_code(ch));
 }
 
 void Kernel::nic_completion(Channel& ch, std::int64_t n, bool tx) {
@@ -304,6 +344,12 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   bool xdp_busy = false;  // an XSK's TX ring, or its empty fill ring without need_wakeup, keeps it polled
   if (ch.xdp) [[unlikely]]
     cost += xsk_tx_poll(ctx, ch, &xdp_busy);
+  // napi_consume_skb() -> tcp_wfree(): TCP Small Queues' release of the reaped skbs' sockets.
+  for (std::int64_t i = 0; i < ntx && !ch.tx_written.empty(); ++i) {
+    const TxDesc d = ch.tx_written.front();
+    ch.tx_written.pop_front();
+    if (d.truesize > 0) tcp_wfree(ctx, d.sock, d.truesize);
+  }
   // Per skb: packet memory on the NIC's node read from this CPU's node (0 when local).
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
   constexpr int kMaxBatch = 64;
@@ -344,7 +390,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
         continue;
       }
     }
-    Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1};
+    Skb skb{e.sock, e.segs, e.bytes, e.ack_only, n.id, -1, e.th};
     if (stamps) {
       stamps[nb] = stamp_rx(n, e, poll_start);
       n.stamps->ring_marks.pop_front();
@@ -358,8 +404,8 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     if (rx_count >= batch_limit || nb == kMaxBatch) {  // gro_normal_list(): netif_receive_skb_list()
       co_await exec(ctx, cost);
       rx_sync(ch);
-      cost = 0;
       netif_receive_skb_list(ctx, batch.data(), nb, stamps);
+      cost = take_tcp_owed();  // TCP's transmits and retransmits for this batch's ACKs
       nb = 0;
       rx_count = 0;
     }
@@ -370,6 +416,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   // the ring (rq->post_wqes() after mlx5e_poll_rx_cq()), so they hold ring space until then.
   ch.ring_pkts -= work;
   netif_receive_skb_list(ctx, batch.data(), nb, stamps);
+  if (tcp_owed_) co_await exec(ctx, take_tcp_owed());
   n.packets += static_cast<std::uint64_t>(work);
   if (stamps_) {
     n.polled_ns += host_.now() - poll_start;
@@ -408,6 +455,11 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
     loopback_xmit(ctx, s, bytes, ack_only);
     return;
   }
+  if (s.tcp) {  // the kernel's TCP (tcp_output.cpp) sends the data and its ACKs itself
+    NAPISIM_ASSERT(!ack_only, "nic_transmit(): a TCP connection's ACKs are its own");
+    tcp_sendmsg(ctx, s, bytes);
+    return;
+  }
   if (s.rcvbuf > 0) tcp_event_ack_sent(s);
   Nic& nic = *nics_[static_cast<std::size_t>(s.nic)];
   const int q = txq_of_cpu(nic, ctx_cpu(ctx));
@@ -417,8 +469,8 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
   if (ack_only) {
     const Nanos done = nic.tx_port.transmit(now, kWireOverheadBytes);
     ++ch.tx_pkts;
-    if (peer_) peer_->on_transmit(s.id, 0, 1, true, done);
-    ch.tx_done.push_back(done);
+    if (peer_) peer_->on_transmit(WireTrain{s.id, 0, 1, true, {}}, done);
+    ch.tx_done.push_back(TxDesc{done, -1, 0});
     tx_schedule_event(ch);
     return;
   }
@@ -428,8 +480,10 @@ void Kernel::nic_transmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only)
     const Nanos done = nic.tx_port.transmit(now, b + segs * kWireOverheadBytes);
     ch.tx_pkts += static_cast<std::uint64_t>(segs);
     ch.tx_bytes += static_cast<std::uint64_t>(b);
-    if (peer_) peer_->on_transmit(s.id, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(segs), false, done);
-    ch.tx_done.push_back(done);
+    if (peer_)
+      peer_->on_transmit(WireTrain{s.id, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(segs), false, {}},
+                         done);
+    ch.tx_done.push_back(TxDesc{done, -1, 0});
     tx_schedule_event(ch);
     bytes -= b;
   }

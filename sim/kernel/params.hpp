@@ -69,6 +69,7 @@ struct NetParams {
   std::int64_t somaxconn = 4096;             // net.core.somaxconn (4096 since v5.4, 19f92a030ca6)
   std::int64_t mss = 1448;                   // TCP MSS with timestamps on a 1500-byte MTU
   std::int64_t tso_max_bytes = 65536;        // GSO/TSO super-packet size (and GRO's 64 KB limit)
+  std::string default_qdisc = "pfifo_fast";  // net.core.default_qdisc (each TX queue's child of mq)
 
   /// Payload of a full TSO/GSO super-packet: tcp_xmit_size_goal() (net/ipv4/tcp.c v6.6) rounds the
   /// GSO size down to whole MSS segments, at least one.
@@ -113,8 +114,69 @@ struct NetParams {
     v("mss", &NetParams::mss, "bytes", "TCP maximum segment size", Range{64, 65000});
     v("tso_max_bytes", &NetParams::tso_max_bytes, "bytes", "TSO/GSO super-packet and GRO size limit",
       Range{1500, 262144});
+    v("default_qdisc", &NetParams::default_qdisc, "",
+      "net.core.default_qdisc: pfifo_fast (the kernel's default) sends each skb at once; fq holds each skb of a "
+      "TCP flow until its departure time (EDT pacing at the flow's pacing rate)",
+      Choices{"pfifo_fast", "fq"});
   }
   bool operator==(const NetParams&) const = default;
+};
+
+/// TCP sysctls and defaults (net/ipv4/tcp_ipv4.c tcp_sk_init(), include/net/tcp.h, v6.6).
+struct TcpParams {
+  std::int64_t init_cwnd = 10;                // TCP_INIT_CWND (RFC 6928)
+  bool slow_start_after_idle = true;          // net.ipv4.tcp_slow_start_after_idle
+  std::int64_t limit_output_bytes = 1048576;  // net.ipv4.tcp_limit_output_bytes (16 * 65536, v6.6)
+  std::int64_t min_tso_segs = 2;              // net.ipv4.tcp_min_tso_segs
+  std::int64_t tso_rtt_log = 9;               // net.ipv4.tcp_tso_rtt_log (v5.18)
+  std::int64_t tso_win_divisor = 3;           // net.ipv4.tcp_tso_win_divisor
+  std::int64_t pacing_ss_ratio = 200;         // net.ipv4.tcp_pacing_ss_ratio (%)
+  std::int64_t pacing_ca_ratio = 120;         // net.ipv4.tcp_pacing_ca_ratio (%)
+  std::int64_t reordering = 3;                // net.ipv4.tcp_reordering
+  std::int64_t comp_sack_nr = 44;             // net.ipv4.tcp_comp_sack_nr
+  std::int64_t comp_sack_delay_ns = 1000000;  // net.ipv4.tcp_comp_sack_delay_ns
+  std::int64_t comp_sack_slack_ns = 100000;   // net.ipv4.tcp_comp_sack_slack_ns
+  std::int64_t rto_min_ms = 200;              // TCP_RTO_MIN (the route's rto_min)
+  std::int64_t rmem_max = 6291456;            // net.ipv4.tcp_rmem[2]
+  bool hystart = true;                        // tcp_cubic module parameter hystart
+
+  template <class V>
+  static void fields(V& v) {
+    v("init_cwnd", &TcpParams::init_cwnd, "segments", "Initial congestion window (TCP_INIT_CWND, route initcwnd)",
+      Range{1, 1000});
+    v("slow_start_after_idle", &TcpParams::slow_start_after_idle, "",
+      "net.ipv4.tcp_slow_start_after_idle: a sender idle for an RTO restarts from the initial window "
+      "(tcp_cwnd_restart)");
+    v("limit_output_bytes", &TcpParams::limit_output_bytes, "bytes",
+      "net.ipv4.tcp_limit_output_bytes: TCP Small Queues' cap on a flow's bytes in the qdisc and NIC (unpaced flows)",
+      Range{1, 1e10});
+    v("min_tso_segs", &TcpParams::min_tso_segs, "segments", "net.ipv4.tcp_min_tso_segs: smallest TSO autosize goal",
+      Range{1, 255});
+    v("tso_rtt_log", &TcpParams::tso_rtt_log, "", "net.ipv4.tcp_tso_rtt_log: TSO autosize bonus for small min_rtt",
+      Range{0, 31});
+    v("tso_win_divisor", &TcpParams::tso_win_divisor, "",
+      "net.ipv4.tcp_tso_win_divisor: TSO deferral sends once 1/divisor of the window is available (0 = three MSS)",
+      Range{0, 255});
+    v("pacing_ss_ratio", &TcpParams::pacing_ss_ratio, "%", "net.ipv4.tcp_pacing_ss_ratio: pacing rate in slow start",
+      Range{0, 1000});
+    v("pacing_ca_ratio", &TcpParams::pacing_ca_ratio, "%",
+      "net.ipv4.tcp_pacing_ca_ratio: pacing rate in congestion avoidance", Range{0, 1000});
+    v("reordering", &TcpParams::reordering, "segments",
+      "net.ipv4.tcp_reordering: SACKed segments that make RACK's reordering window zero", Range{1, 300});
+    v("comp_sack_nr", &TcpParams::comp_sack_nr, "acks", "net.ipv4.tcp_comp_sack_nr: SACKs a receiver may compress",
+      Range{0, 255});
+    v("comp_sack_delay_ns", &TcpParams::comp_sack_delay_ns, "ns",
+      "net.ipv4.tcp_comp_sack_delay_ns: longest SACK compression delay (5% of the RTT below it)", Range{0, 1e9});
+    v("comp_sack_slack_ns", &TcpParams::comp_sack_slack_ns, "ns",
+      "net.ipv4.tcp_comp_sack_slack_ns: the compressed-SACK hrtimer's slack (it fires at the end of its range)",
+      Range{0, 1e9});
+    v("rto_min_ms", &TcpParams::rto_min_ms, "ms", "TCP_RTO_MIN: the retransmission timeout's floor", Range{1, 120000});
+    v("rmem_max", &TcpParams::rmem_max, "bytes",
+      "net.ipv4.tcp_rmem[2]: the receive buffer autotuning grows to; half of it is the window (tcp_adv_win_scale 1)",
+      Range{4096, 1e10});
+    v("hystart", &TcpParams::hystart, "", "tcp_cubic hystart: leave slow start on an ACK train or a delay rise");
+  }
+  bool operator==(const TcpParams&) const = default;
 };
 
 struct KernelParams {
@@ -125,6 +187,7 @@ struct KernelParams {
   bool cache_model = true;              // cold-start surcharges (sim/kernel/cache.cpp)
   SchedParams sched;
   NetParams net;
+  TcpParams tcp;
 
   template <class V>
   static void fields(V& v) {
@@ -146,6 +209,8 @@ struct KernelParams {
       "remote_llc_penalty_ns, remote_node_penalty_ns); false = every surcharge zero");
     v("sched", &KernelParams::sched, "", "Scheduler");
     v("net", &KernelParams::net, "", "Networking sysctls");
+    v("tcp", &KernelParams::tcp, "",
+      "TCP sysctls of the connections between two simulated Linux hosts (net.ipv4.tcp_*, tcp_cubic)");
   }
   bool operator==(const KernelParams&) const = default;
 };

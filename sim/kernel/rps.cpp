@@ -155,8 +155,8 @@ Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n, const TrainStam
   const std::uint64_t acks = delayed_acks_;
   netif_receive_skb_list(ctx, skbs, n, stamps);
   // ACKs sent by the rcv_mss rule (__tcp_ack_snd_check) depend on the delivery itself: their
-  // tcp_send_ack() cost follows the batch.
-  co_await exec(ctx, static_cast<Nanos>(delayed_acks_ - acks) * costs_.tx_ack_ns);
+  // tcp_send_ack() cost follows the batch, as does what the kernel's TCP sent for it.
+  co_await exec(ctx, static_cast<Nanos>(delayed_acks_ - acks) * costs_.tx_ack_ns + take_tcp_owed());
 }
 
 Proc<int> Kernel::process_backlog(Ctx ctx, Napi& n, int quota) {

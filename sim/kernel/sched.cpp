@@ -36,6 +36,10 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   preempt_full_ = kp_.sched.preempt == "full";
   ksoftirqd_era_ = kp_.ksoftirqd_mode == "4.9-6.4";
   net_rx_refill_ = kp_.ksoftirqd_mode == "v6.5";
+  fq_ = kp_.net.default_qdisc == "fq";
+  tcp_rto_max_j_ = msecs_to_jiffies(120000);
+  tcp_ato_min_j_ = kp_.hz / 25;
+  tcp_rto_min_j_ = msecs_to_jiffies(kp_.tcp.rto_min_ms);
   inet_ehash_secret_ = static_cast<std::uint32_t>(root.stream(rng_prefix + "net/inet_ehash_secret").next_u64() >> 32);
   fair_params_.algo = kp_.sched.algo == "cfs" ? FairParams::Algo::kCfs : FairParams::Algo::kEevdf;
   fair_params_.nr_cpus = topo_.nr_cpus();

@@ -23,6 +23,7 @@
 //   sockets with flow control (rcvbuf > 0: stream, loopback; see loopback.cpp): rcv_wup,
 //   tcp_measure_rcv_mss + __tcp_ack_snd_check (ACK once more than one full frame is unacked),
 //   tcp_ack on the sender, sk_sleep() wait queue for blocking recv()/send() without epoll
+//   connections between two simulated Linux hosts run the kernel's TCP instead (tcp.hpp)
 #include <algorithm>
 
 #include "sim/kernel/kernel.hpp"
@@ -76,7 +77,9 @@ Nanos Kernel::skb_cost(const Skb& skb) const {
     return listen_rcv_cost(s, skb);
   if (skb.ack_only) return costs_.rx_ack_ns;
   Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
-  if (skb.segs >= 2) c += costs_.tx_ack_ns;
+  // The ACK of an skb of two or more segments; the kernel's TCP charges its ACKs where it sends
+  // them (Kernel::take_tcp_owed()).
+  if (skb.segs >= 2 && !s.tcp) c += costs_.tx_ack_ns;
   if ((s.ep && (s.ep_events & kEpollIn) && s.ep->wq.waiter) || s.wq.waiter) c += costs_.wakeup_ns;
   return c;
 }
@@ -92,6 +95,10 @@ void Kernel::netif_receive_skb(Ctx ctx, const Skb& skb, const TrainStamps* st) {
     return;
   }
   s.napi_id = skb.napi_id;  // sk_mark_napi_id
+  if (s.tcp) {              // the kernel's TCP (tcp_input.cpp)
+    tcp_rcv_established(ctx, s, skb, st);
+    return;
+  }
   if (skb.ack_only) {
     if (s.rcvbuf > 0) tcp_ack(ctx, s, skb.bytes);
     return;
@@ -324,6 +331,13 @@ std::int64_t Kernel::recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos
           ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
           : 0;
   *cost = costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote;
+  if (s.tcp && tcp_cleanup_rbuf_wanted(s, *s.tcp, n)) {
+    // tcp_recvmsg() -> tcp_cleanup_rbuf(): here as the data is taken; an ACK it sends adds its CPU
+    // time to the call's.
+    tcp_cpu_now_ = t.cpu;
+    tcp_cleanup_rbuf(task_ctx(t, CpuClass::kSystem), s, n);
+    *cost += take_tcp_owed();
+  }
   return n;
 }
 

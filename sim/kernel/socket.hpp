@@ -18,6 +18,7 @@
 namespace napisim {
 
 struct Epoll;
+struct TcpSock;
 
 // epoll event bits (include/uapi/linux/eventpoll.h): the interest masks the model distinguishes.
 constexpr std::uint8_t kEpollIn = 0x001;   // EPOLLIN
@@ -38,6 +39,7 @@ struct alignas(64) Socket {
   std::int64_t rcvbuf = 0;  // sk_rcvbuf (0: flow control not modelled)
   int rfs_cpu = -1;         // rps_sock_flow_table entry: CPU of the last recvmsg/sendmsg
   int lo_peer = -1;         // the other end of a connection over lo (-1: over a NIC)
+  TcpSock* tcp = nullptr;   // its connection run by the kernel's TCP (Kernel::tcp_connect), or null
   // ---- line 1 ------------------------------------------------------------------------------
   bool on_ready_list = false;
   std::uint8_t ep_events = kEpollIn;            // epi->event.events: the epoll interest mask (kEpollIn/kEpollOut)

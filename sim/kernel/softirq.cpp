@@ -10,6 +10,8 @@
 //                 jiffies), need_resched() check, then wakeup_softirqd()
 //   local_bh_enable()         runs pending softirqs inline from task context
 //   run_ksoftirqd()           the per-CPU ksoftirqd/N thread
+//   handlers                  TIMER (TCP's timer wheel timers), NET_RX, TASKLET (TCP Small Queues),
+//                             in their bit order
 #include "sim/kernel/kernel.hpp"
 
 namespace napisim {
@@ -17,7 +19,7 @@ namespace napisim {
 namespace {
 constexpr int kMaxSoftirqRestart = 10;
 constexpr std::int64_t kMaxSoftirqTimeMs = 2;
-constexpr std::uint32_t kSoftirqNowMask = (1u << softirq_nr::kHi);  // | TASKLET (not modelled)
+constexpr std::uint32_t kSoftirqNowMask = (1u << softirq_nr::kHi) | (1u << softirq_nr::kTasklet);
 
 // ksoftirqd_running() of the 4.9-6.4 era (4cd13c21b207, reverted by d15121be7485): true when
 // pending softirqs should be left to a runnable ksoftirqd instead of being run inline.
@@ -98,7 +100,9 @@ Proc<void> Kernel::handle_softirqs(Ctx ctx, bool /*ksirqd*/) {
     const std::uint32_t pending = c.softirq_pending;
     c.softirq_pending = 0;
     co_await exec(ctx, costs_.softirq_entry_ns);
+    if (pending & (1u << softirq_nr::kTimer)) co_await run_timer_softirq(ctx);
     if (pending & (1u << softirq_nr::kNetRx)) co_await net_rx_action(ctx);
+    if (pending & (1u << softirq_nr::kTasklet)) co_await tcp_tasklet_func(ctx);
     if (c.softirq_pending == 0) break;
     if (jiffies() < end && !c.need_resched && --max_restart) continue;
     wakeup_softirqd(c);

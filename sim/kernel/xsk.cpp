@@ -52,8 +52,8 @@ void Kernel::xdp_transmit(Ctx ctx, Channel& ch, int sock, std::uint32_t bytes) {
   const Nanos done = nic.tx_port.transmit(now(), static_cast<std::int64_t>(bytes) + kWireOverheadBytes);
   ++ch.tx_pkts;
   ch.tx_bytes += bytes;
-  if (peer_) peer_->on_transmit(sock, bytes, 1, false, done);
-  ch.tx_done.push_back(done);
+  if (peer_) peer_->on_transmit(WireTrain{sock, bytes, 1, false}, done);
+  ch.tx_done.push_back(TxDesc{done, -1, 0});
   tx_schedule_event(ch);
 }
 

@@ -31,7 +31,8 @@ void deliver_to_nic(Kernel& k, int nic, const WireTrain& tr, Nanos at_switch) {
   e.segs = tr.segs;
   e.bytes = tr.bytes;
   e.ack_only = tr.ack_only;
-  k.nic_deliver(nic, e, k.nic_ingress(nic, at_switch, tr.wire_bytes()));
+  e.th = tr.th;
+  k.switch_to_nic(nic, e, at_switch);
 }
 
 void ClientUplink::send(int host, const WireTrain& tr, Nanos depart) {
@@ -55,21 +56,9 @@ void ClientUplink::on_event(std::uint32_t kind, std::uint64_t /*arg*/) {
   send(host, tr, k_->now());
 }
 
-namespace {
-// The argument of a retransmission event: the host and the direction.
-std::uint64_t retransmit_arg(int host, bool to_server) {
-  return 2 * static_cast<std::uint64_t>(host) + (to_server ? 1 : 0);
-}
-}  // namespace
-
-void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths, EventSink* owner,
-                         std::uint32_t retransmit_kind, Nanos rto) {
+void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths) {
   server_ = &server;
   paths_ = paths;
-  owner_ = owner;
-  retransmit_kind_ = retransmit_kind;
-  rto_ = rto;
-  retx_.resize(2 * paths_.size());
   csock_to_sock_.resize(paths_.size());
   for (std::size_t h = 0; h < paths_.size(); ++h) {
     if (!paths_[h].kernel) continue;
@@ -80,7 +69,14 @@ void LinuxClients::setup(Kernel& server, const std::vector<ClientPath>& paths, E
 
 int LinuxClients::add_socket(int host, int sock, const FlowTuple& tuple) {
   const FlowTuple rev{tuple.daddr, tuple.saddr, tuple.dport, tuple.sport};
-  const Socket& cs = paths_[static_cast<std::size_t>(host)].kernel->add_socket(0, rev);
+  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
+  Kernel& ck = *path.kernel;
+  Socket& cs = ck.add_socket(0, rev);
+  // The handshake: SYN and SYN-ACK each cross the path (two minimal segments at the link's rate).
+  const Nanos syn_rtt =
+      2 * (path.latency_ns + static_cast<Nanos>(static_cast<double>(kWireOverheadBytes) * 8.0 / path.bandwidth_gbps));
+  ck.tcp_connect(cs, syn_rtt, server_->tcp_initial_window());
+  server_->tcp_connect(server_->socket(sock), syn_rtt, ck.tcp_initial_window());
   std::vector<int>& map = csock_to_sock_[static_cast<std::size_t>(host)];
   if (map.size() <= static_cast<std::size_t>(cs.id)) map.resize(static_cast<std::size_t>(cs.id) + 1, -1);
   map[static_cast<std::size_t>(cs.id)] = sock;
@@ -91,44 +87,15 @@ void LinuxClients::to_client(int host, const WireTrain& tr, Nanos at_switch) con
   deliver_to_nic(*paths_[static_cast<std::size_t>(host)].kernel, 0, tr, at_switch);
 }
 
-void LinuxClients::server_dropped(int host, const WireTrain& tr) {
-  if (tr.ack_only || tr.bytes == 0) return;
-  retransmit(host, true, tr);
-}
-
-void LinuxClients::retransmit(int host, bool to_server, const WireTrain& tr) {
-  const std::uint64_t arg = retransmit_arg(host, to_server);
-  retx_[arg].push_back(tr);
-  server_->host().schedule(server_->now() + rto_, Prio::kWire, owner_, retransmit_kind_, arg);
-}
-
-void LinuxClients::on_retransmit(std::uint64_t arg) {
-  const WireTrain tr = retx_[arg].front();
-  retx_[arg].pop_front();
-  ++retransmitted_;
-  const int host = static_cast<int>(arg / 2);
-  const ClientPath& path = paths_[static_cast<std::size_t>(host)];
-  const Nanos now = server_->now();
-  if (arg % 2 == 1) {  // the client's TCP, through the client NIC's port
-    const Nanos done = path.kernel->nics()[0]->tx_port.transmit(now, tr.wire_bytes());
-    deliver_to_nic(*server_, path.nic, tr, done + path.latency_ns);
-  } else {  // the server's TCP, through the server NIC's port
-    const Nanos done = server_->nics()[static_cast<std::size_t>(path.nic)]->tx_port.transmit(now, tr.wire_bytes());
-    to_client(host, tr, done + path.latency_ns);
-  }
-}
-
-void LinuxClients::Wire::on_transmit(int csock, std::uint32_t bytes, std::uint32_t segs, bool ack_only,
-                                     Nanos wire_done) {
+void LinuxClients::Wire::on_transmit(const WireTrain& tr, Nanos wire_done) {
   const ClientPath& path = c_.paths_[static_cast<std::size_t>(host_)];
-  deliver_to_nic(*c_.server_, path.nic, WireTrain{c_.server_sock(host_, csock), bytes, segs, ack_only},
-                 wire_done + path.latency_ns);
+  WireTrain to_server = tr;
+  to_server.sock = c_.server_sock(host_, tr.sock);
+  deliver_to_nic(*c_.server_, path.nic, to_server, wire_done + path.latency_ns);
 }
 
-void LinuxClients::Wire::on_rx_drop(int csock, std::uint32_t bytes, std::uint32_t segs) {
-  c_.drops_ += segs;
-  if (bytes == 0) return;  // a pure ACK: the next cumulative ACK covers it
-  c_.retransmit(host_, false, WireTrain{csock, bytes, segs, false});
+void LinuxClients::Wire::on_rx_drop(int /*csock*/, std::uint32_t /*bytes*/, std::uint32_t segs) {
+  c_.drops_ += segs;  // the server's TCP repairs it
 }
 
 }  // namespace napisim

@@ -276,7 +276,7 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
     t.body = worker(t, ep);
     k.start_task(t, cpu);
   }
-  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
+  clients_.setup(k, paths_);
   // Connections: client thread i/c of host (i/c) mod hosts -> 10.0.0.1:11211.
   const std::int64_t total = p_.threads * p_.connections;
   conns_.resize(static_cast<std::size_t>(total));
@@ -574,9 +574,6 @@ void Mutilate::on_event(std::uint32_t kind, std::uint64_t arg) {
       uplink_.send(c.host, Train{sock, unpack_bytes(arg), unpack_segs(arg), unpack_ack(arg)}, k_->now());
       break;
     }
-    case kClientRetransmit:
-      clients_.on_retransmit(arg);
-      break;
     default:
       NAPISIM_ASSERT(false, "unknown mutilate event");
   }
@@ -670,11 +667,14 @@ void Mutilate::cut(const Marks& m, Nanos begin, Nanos end) {
   c.record(kCliApp);
 }
 
-void Mutilate::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+void Mutilate::on_transmit(const WireTrain& tr, Nanos wire_done) {
+  const int sock = tr.sock;
+  const std::uint32_t bytes = tr.bytes, segs = tr.segs;
+  const bool ack_only = tr.ack_only;
   const Conn& c = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(sock)])];
   const ClientPath& path = paths_[static_cast<std::size_t>(c.host)];
   if (path.kernel) {
-    clients_.to_client(c.host, Train{c.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    clients_.to_client(c.host, tr.for_sock(c.csock), wire_done + path.latency_ns);
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
@@ -687,10 +687,7 @@ void Mutilate::on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) {
   drops_ += segs;
   if (bytes == 0) return;  // lost pure ACKs are not retransmitted
   const int host = conns_[static_cast<std::size_t>(conn_of_sock_[static_cast<std::size_t>(sock)])].host;
-  if (paths_[static_cast<std::size_t>(host)].kernel) {
-    clients_.server_dropped(host, Train{sock, bytes, segs, false});
-    return;
-  }
+  if (paths_[static_cast<std::size_t>(host)].kernel) return;  // the client's TCP repairs it
   k_->host().schedule(k_->now() + p_.rto_ns, Prio::kWire, this, kRetransmit, pack(sock, bytes, segs, false));
 }
 
@@ -767,7 +764,7 @@ Json Mutilate::conservation() const {
               {"in_flight", in_flight},
               {"max_outstanding_per_connection", max_outstanding_},
               {"ring_drop_segments", drops_ + clients_.drops()},
-              {"retransmitted_trains", retransmitted_ + clients_.retransmitted()}};
+              {"retransmitted_trains", retransmitted_}};
 }
 
 }  // namespace napisim

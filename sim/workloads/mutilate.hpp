@@ -202,7 +202,9 @@ struct MutilateParams {
     v("skip", &MutilateParams::skip, "", "mutilate -S: skip transmissions more than 5 ms behind schedule");
     v("client_tx_ns", &MutilateParams::client_tx_ns, "ns", "Idealised client: issue to the wire", Range{0, 1e9});
     v("client_rx_ns", &MutilateParams::client_rx_ns, "ns", "Idealised client: wire to finish_op", Range{0, 1e9});
-    v("rto_ns", &MutilateParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
+    v("rto_ns", &MutilateParams::rto_ns, "ns",
+      "Idealised client only: retransmission timeout for segments the server dropped (a Linux client host's TCP "
+      "repairs its own)",
       Range{1000, 1e10});
     v("blocking", &MutilateParams::blocking, "",
       "mutilate -B on a Linux client host: threads sleep in epoll_wait until a response or their next issue (a "
@@ -267,7 +269,7 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
   Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_transmit(const WireTrain& tr, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
   const MutilateParams& params() const { return p_; }
@@ -294,7 +296,7 @@ class Mutilate : public Workload, public EventSink, public WirePeer {
     std::int64_t resp_got = 0, req_got = 0;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kIssueTimer = 1, kClientArrive = 3, kRetransmit = 4, kClientRetransmit = 5 };
+  enum Kind : std::uint32_t { kIssueTimer = 1, kClientArrive = 3, kRetransmit = 4 };
   /// One mutilate thread on a Linux client host.
   struct ClientThread {
     Task* task = nullptr;

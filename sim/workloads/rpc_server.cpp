@@ -67,7 +67,7 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   if (p_.server_arch != "reuseport" || p_.connections != "persistent") setup_arch(rng, allowed);
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:8080, spread over the client hosts.
   load_rng_ = rng.stream(type_ + "/load");
-  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
+  clients_.setup(k, paths_);
   for (std::int64_t f = 0; f < load_.num_flows; ++f) {
     const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
@@ -450,11 +450,14 @@ Proc<void> RpcServer::worker(Worker& w) {
   }
 }
 
-void RpcServer::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+void RpcServer::on_transmit(const WireTrain& tr, Nanos wire_done) {
+  const int sock = tr.sock;
+  const std::uint32_t bytes = tr.bytes, segs = tr.segs;
+  const bool ack_only = tr.ack_only;
   const Flow& f = flows_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(f.host)];
   if (path.kernel) {
-    clients_.to_client(f.host, Train{f.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    clients_.to_client(f.host, tr.for_sock(f.csock), wire_done + path.latency_ns);
     return;
   }
   if (ack_only) {  // the idealised client's stack absorbs ACKs; a SYN-ACK or FIN ends a connect() or a connection
@@ -598,9 +601,6 @@ void RpcServer::on_event(std::uint32_t kind, std::uint64_t arg) {
       }
       break;
     }
-    case kClientRetransmit:
-      clients_.on_retransmit(arg);
-      break;
     case kClientConnected:
       client_connected(flows_[arg]);
       break;
@@ -758,8 +758,7 @@ Json RpcServer::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_)
     in_flight += f.waiting.size();
-  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
-                              clients_.retransmitted() + uplink_.retransmitted());
+  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(), uplink_.retransmitted());
 }
 
 }  // namespace napisim

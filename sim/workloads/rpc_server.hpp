@@ -149,7 +149,9 @@ struct RpcServerParams {
       "A request is overloaded when it waited longer than this from readable to start of service", Range{0, 1e9});
     v("client_tx_ns", &RpcServerParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
     v("client_rx_ns", &RpcServerParams::client_rx_ns, "ns", "Idealised client: wire to recv() return", Range{0, 1e9});
-    v("rto_ns", &RpcServerParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
+    v("rto_ns", &RpcServerParams::rto_ns, "ns",
+      "Idealised client only: retransmission timeout for segments the server dropped (a Linux client host's TCP "
+      "repairs its own)",
       Range{1000, 1e10});
     v("client_threads", &RpcServerParams::client_threads, "threads",
       "Linux client host: the load generator's threads on each client host, one epoll loop each (0 = num_threads)",
@@ -224,7 +226,7 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_transmit(const WireTrain& tr, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
   /// Tests: every request's client send time is appended here (null: not recorded).
@@ -340,7 +342,6 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
     kTraceArrival = 7,
     kWorkerWake = 8,
     kWindowOpen = 9,
-    kClientRetransmit = 10,
     kClientConnected = 11,  // server_arch.cpp: a SYN-ACK reached the client
     kClientFin = 12,        // the server's FIN reached the client
     kSynRetransmit = 13     // the client's SYN retransmission timer (TCP_TIMEOUT_INIT)

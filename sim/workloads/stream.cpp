@@ -165,7 +165,9 @@ void Stream::on_event(std::uint32_t kind, std::uint64_t arg) {
   }
 }
 
-void Stream::on_transmit(int sock, std::uint32_t /*bytes*/, std::uint32_t /*segs*/, bool ack_only, Nanos wire_done) {
+void Stream::on_transmit(const WireTrain& tr, Nanos wire_done) {
+  const int sock = tr.sock;
+  const bool ack_only = tr.ack_only;
   if (!ack_only || p_.loopback) return;
   // The server's ACK reaches the idealised client: everything it reacts to is known now (tcp_ack
   // reads rcv_nxt and the window the ACK carries), so its next trains are computed at once.

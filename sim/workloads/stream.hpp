@@ -74,7 +74,7 @@ class Stream : public Workload, public EventSink, public WirePeer {
   Json conservation() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_transmit(const WireTrain& tr, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
   /// Send/receive buffer limits in bytes (autotuned maxima or 2x the -s/-S values).

@@ -18,7 +18,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
   for (int c = allowed.first(); c >= 0; c = allowed.next(c))
     cpus.push_back(c);
   start_rng_ = rng.stream("super_netperf/instances");
-  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
+  clients_.setup(k, paths_);
   for (std::int64_t i = 0; i < p_.num_instances; ++i) {
     const int host = static_cast<int>(i % static_cast<std::int64_t>(paths_.size()));
     // netperf's data connection: an ephemeral client port to netserver's data port.
@@ -121,19 +121,19 @@ void SuperNetperf::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(conns_[arg], k_->now());
       break;
-    case kClientRetransmit:
-      clients_.on_retransmit(arg);
-      break;
     default:
       NAPISIM_ASSERT(false, "unknown super_netperf event");
   }
 }
 
-void SuperNetperf::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+void SuperNetperf::on_transmit(const WireTrain& tr, Nanos wire_done) {
+  const int sock = tr.sock;
+  const std::uint32_t bytes = tr.bytes, segs = tr.segs;
+  const bool ack_only = tr.ack_only;
   Conn& c = conns_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(c.host)];
   if (path.kernel) {
-    clients_.to_client(c.host, Train{c.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    clients_.to_client(c.host, tr.for_sock(c.csock), wire_done + path.latency_ns);
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
@@ -249,8 +249,7 @@ Json SuperNetperf::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Conn& c : conns_)
     in_flight += c.in_flight ? 1 : 0;
-  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
-                              clients_.retransmitted() + uplink_.retransmitted());
+  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(), uplink_.retransmitted());
 }
 
 }  // namespace napisim

@@ -57,7 +57,9 @@ struct SuperNetperfParams {
     v("client_tx_ns", &SuperNetperfParams::client_tx_ns, "ns", "Idealised client: send() to the wire", Range{0, 1e9});
     v("client_rx_ns", &SuperNetperfParams::client_rx_ns, "ns", "Idealised client: wire to recv() return",
       Range{0, 1e9});
-    v("rto_ns", &SuperNetperfParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped",
+    v("rto_ns", &SuperNetperfParams::rto_ns, "ns",
+      "Idealised client only: retransmission timeout for segments the server dropped (a Linux client host's TCP "
+      "repairs its own)",
       Range{1000, 1e10});
     v("server_user_ns", &SuperNetperfParams::server_user_ns, "ns", "netserver user-space work per transaction",
       Range{0, 1e9});
@@ -90,7 +92,7 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
   Json latency_breakdown() const override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_transmit(const WireTrain& tr, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
  private:
@@ -104,7 +106,7 @@ class SuperNetperf : public Workload, public EventSink, public WirePeer {
     std::uint64_t measured = 0;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 3, kClientRetransmit = 4 };
+  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 3 };
   Proc<void> netserver_child(Task& t, int sock);
   Proc<void> netperf(Task& t, int sock);
   void complete(Conn& c, Nanos at);

@@ -37,7 +37,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   }
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:12867 (neper's data port).
   start_rng_ = rng.stream("tcp_rr/flows");  // flow start offsets (start()): the seed changes them
-  clients_.setup(k, paths_, this, kClientRetransmit, p_.rto_ns);
+  clients_.setup(k, paths_);
   for (std::int64_t f = 0; f < p_.num_flows; ++f) {
     const int host = static_cast<int>(f % static_cast<std::int64_t>(paths_.size()));
     const FlowTuple tuple{0x0a000002u + (static_cast<std::uint32_t>(host) << 8), 0x0a000001u,
@@ -321,19 +321,19 @@ void TcpRr::on_event(std::uint32_t kind, std::uint64_t arg) {
     case kStart:
       send_request(flows_[arg], k_->now());
       break;
-    case kClientRetransmit:
-      clients_.on_retransmit(arg);
-      break;
     default:
       NAPISIM_ASSERT(false, "unknown tcp_rr event");
   }
 }
 
-void TcpRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
+void TcpRr::on_transmit(const WireTrain& tr, Nanos wire_done) {
+  const int sock = tr.sock;
+  const std::uint32_t bytes = tr.bytes, segs = tr.segs;
+  const bool ack_only = tr.ack_only;
   const Flow& fl = flows_[static_cast<std::size_t>(sock)];
   const ClientPath& path = paths_[static_cast<std::size_t>(fl.host)];
   if (path.kernel) {
-    clients_.to_client(fl.host, Train{fl.csock, bytes, segs, ack_only}, wire_done + path.latency_ns);
+    clients_.to_client(fl.host, tr.for_sock(fl.csock), wire_done + path.latency_ns);
     return;
   }
   if (ack_only) return;  // the idealised client's stack absorbs ACKs
@@ -387,8 +387,7 @@ Json TcpRr::conservation() const {
   std::uint64_t in_flight = 0;
   for (const Flow& f : flows_)
     in_flight += f.in_flight ? 1 : 0;
-  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(),
-                              clients_.retransmitted() + uplink_.retransmitted());
+  return request_conservation(sent_, completed_, in_flight, drops_ + clients_.drops(), uplink_.retransmitted());
 }
 
 }  // namespace napisim

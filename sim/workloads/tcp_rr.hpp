@@ -71,7 +71,10 @@ struct TcpRrParams {
     v("server_nice", &TcpRrParams::server_nice, "", "Nice value of the server threads", Range{-20, 19});
     v("client_tx_ns", &TcpRrParams::client_tx_ns, "ns", "Idealised client only: send() to the wire", Range{0, 1e9});
     v("client_rx_ns", &TcpRrParams::client_rx_ns, "ns", "Idealised client only: wire to recv() return", Range{0, 1e9});
-    v("rto_ns", &TcpRrParams::rto_ns, "ns", "Retransmission timeout for segments the NIC dropped", Range{1000, 1e10});
+    v("rto_ns", &TcpRrParams::rto_ns, "ns",
+      "Idealised client only: retransmission timeout for segments the server dropped (a Linux client host's TCP "
+      "repairs its own)",
+      Range{1000, 1e10});
     v("epoll_timeout", &TcpRrParams::epoll_timeout, "ms",
       "Server threads' epoll_wait timeout: -1 blocks; 0 is a userspace busy loop (the application calls "
       "epoll_wait(0) until it returns events, each empty call costing syscall_ns + epoll_wait_ns)",
@@ -123,7 +126,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   bool trace_requests(Timeline& t) override;
 
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_transmit(const WireTrain& tr, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
  private:
@@ -139,7 +142,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     bool in_flight = false;
   };
   using Train = WireTrain;
-  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4, kClientRetransmit = 6 };
+  enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4 };
   Proc<void> client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::vector<int> flows);
   void record_completion(Flow& f, Nanos at);
   void cut(const Flow& f, Nanos at);  // latency attribution of a measured transaction

@@ -142,10 +142,9 @@ Proc<void> XskRr::server(Server& srv) {
   }
 }
 
-void XskRr::on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) {
-  (void)bytes;
-  (void)segs;
-  if (ack_only) return;
+void XskRr::on_transmit(const WireTrain& tr, Nanos wire_done) {
+  if (tr.ack_only) return;
+  const int sock = tr.sock;
   Flow& f = flows_[static_cast<std::size_t>(sock)];
   if (breakdown_ && f.sent_replies < f.marks.size()) f.marks[f.sent_replies++].wire = wire_done;
   const ClientPath& path = paths_[static_cast<std::size_t>(f.host)];

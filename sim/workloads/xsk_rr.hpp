@@ -113,7 +113,7 @@ class XskRr : public Workload, public EventSink, public WirePeer {
   bool enable_breakdown() override;
   Json latency_breakdown() const override;
   void on_event(std::uint32_t kind, std::uint64_t arg) override;
-  void on_transmit(int sock, std::uint32_t bytes, std::uint32_t segs, bool ack_only, Nanos wire_done) override;
+  void on_transmit(const WireTrain& tr, Nanos wire_done) override;
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override;
 
  private:

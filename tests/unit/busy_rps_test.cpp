@@ -503,7 +503,7 @@ TEST(RpsTest, GetRpsCpuStaysInsideRpsCpusWithoutRfs) {
     h = h * 1664525u + 1013904223u;  // any hash, any queue
     Socket& s = k.add_socket(0, h);
     const Channel& ch = *k.nics()[0]->channels[static_cast<std::size_t>(i % 4)];
-    const int cpu = k.get_rps_cpu(i % 8, ch, Skb{s.id, 1, 1, false, ch.napi.id, -1});
+    const int cpu = k.get_rps_cpu(i % 8, ch, Skb{s.id, 1, 1, false, ch.napi.id, -1, {}});
     EXPECT_TRUE(allowed.count(cpu)) << "hash " << h << " -> cpu " << cpu;
     seen.insert(cpu);
   }

@@ -107,7 +107,7 @@ class TestPeer final : public WirePeer {
   std::vector<Nanos> drop_times;  // when the peer was told (with `host` set)
   const HostModel* host = nullptr;
   int transmits = 0;
-  void on_transmit(int, std::uint32_t, std::uint32_t, bool, Nanos) override { ++transmits; }
+  void on_transmit(const WireTrain&, Nanos) override { ++transmits; }
   void on_rx_drop(int sock, std::uint32_t bytes, std::uint32_t segs) override {
     drops.push_back({sock, bytes, segs});
     if (host) drop_times.push_back(host->now());

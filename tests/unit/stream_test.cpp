@@ -121,11 +121,11 @@ TEST(FlowLimitTest, ElephantDroppedMiceNot) {
   const std::uint64_t dropped0 = sd1.dropped;
   int e_dropped = 0, m_dropped = 0;
   for (int i = 0; i < 100; ++i) {
-    const Skb e{elephant.id, 1, 1448, false, -1, -1};
+    const Skb e{elephant.id, 1, 1448, false, -1, -1, {}};
     const bool drop_e = k.skb_flow_limit(k.cpu(0).sd, e, 4);
     e_dropped += drop_e;
     if (i % 10 == 0) {
-      const Skb m{mouse.id, 1, 1448, false, -1, -1};
+      const Skb m{mouse.id, 1, 1448, false, -1, -1, {}};
       m_dropped += k.skb_flow_limit(k.cpu(0).sd, m, 4);
     }
   }
@@ -135,8 +135,8 @@ TEST(FlowLimitTest, ElephantDroppedMiceNot) {
   EXPECT_EQ(m_dropped, 0);
   EXPECT_EQ(k.cpu(0).sd.flow_limit_count, 36u);
   // Below half the backlog the limit never engages; CPUs outside the bitmap have none.
-  EXPECT_FALSE(k.skb_flow_limit(k.cpu(0).sd, Skb{elephant.id, 1, 1448, false, -1, -1}, 3));
-  EXPECT_FALSE(k.skb_flow_limit(k.cpu(1).sd, Skb{elephant.id, 1, 1448, false, -1, -1}, 7));
+  EXPECT_FALSE(k.skb_flow_limit(k.cpu(0).sd, Skb{elephant.id, 1, 1448, false, -1, -1, {}}, 3));
+  EXPECT_FALSE(k.skb_flow_limit(k.cpu(1).sd, Skb{elephant.id, 1, 1448, false, -1, -1, {}}, 7));
   EXPECT_EQ(sd1.dropped, dropped0);
 }
 
