@@ -27,6 +27,14 @@ const std::array<CounterDef, kNumCounters>& counter_defs() {
       {Counter::kNivcsw, "nivcsw", S::kTask, "/proc/<pid>/status nonvoluntary_ctxt_switches"},
       {Counter::kWakeups, "wakeups", S::kTask, "sched_wakeup tracepoint"},
       {Counter::kMigrations, "migrations", S::kTask, "sched_migrate_task tracepoint"},
+      {Counter::kTcpRetransSegs, "tcp_retrans_segs", S::kHost, "netstat -s RetransSegs"},
+      {Counter::kTcpFastRetrans, "tcp_fast_retrans", S::kHost, "netstat -s TcpExt TCPFastRetrans"},
+      {Counter::kTcpLossProbes, "tcp_loss_probes", S::kHost, "netstat -s TcpExt TCPLossProbes"},
+      {Counter::kTcpTimeouts, "tcp_timeouts", S::kHost, "netstat -s TcpExt TCPTimeouts"},
+      {Counter::kTcpRecoveries, "tcp_recoveries", S::kHost, "netstat -s TcpExt TCPSackRecovery"},
+      {Counter::kTcpDelayedAcks, "tcp_delayed_acks", S::kHost, "netstat -s TcpExt DelayedACKs"},
+      {Counter::kTcpTsqThrottled, "tcp_tsq_throttled", S::kHost, "tcp_small_queue_check() setting TSQ_THROTTLED"},
+      {Counter::kSwitchDrops, "switch_drops", S::kHost, "the switch's egress port discards (tail drop)"},
   }};
   return defs;
 }
@@ -71,6 +79,17 @@ void read_task_counters(Snapshot& s, const Task& t) {
   add(s, Counter::kMigrations, t.migrations);
 }
 
+void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops) {
+  add(s, Counter::kTcpRetransSegs, tcp.retrans_segs);
+  add(s, Counter::kTcpFastRetrans, tcp.fast_retrans);
+  add(s, Counter::kTcpLossProbes, tcp.loss_probes);
+  add(s, Counter::kTcpTimeouts, tcp.timeouts);
+  add(s, Counter::kTcpRecoveries, tcp.recoveries);
+  add(s, Counter::kTcpDelayedAcks, tcp.delayed_acks);
+  add(s, Counter::kTcpTsqThrottled, tcp.tsq_throttled);
+  add(s, Counter::kSwitchDrops, switch_drops);
+}
+
 // Every counter and the CPU time by class, as of now: the CPUs' accounting brought up to date
 // first, and arrivals that went without an event taken into the rings (rx_sync).
 Kernel::Snapshot Kernel::snapshot() {
@@ -85,7 +104,9 @@ Kernel::Snapshot Kernel::snapshot() {
     s.psi_nonidle.push_back(c.psi_nonidle_ns);
     read_cpu_counters(s, c);
   }
+  std::uint64_t switch_drops = 0;
   for (auto& nic : nics_) {
+    switch_drops += nic->switch_drops;
     for (auto& ch : nic->channels) {
       rx_sync(*ch);
       read_channel_counters(s, *ch);
@@ -93,6 +114,7 @@ Kernel::Snapshot Kernel::snapshot() {
   }
   for (auto& t : tasks_)
     read_task_counters(s, *t);
+  read_host_counters(s, tcp_stats_, switch_drops);
   return s;
 }
 

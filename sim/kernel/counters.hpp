@@ -7,6 +7,7 @@
 //   /proc/<pid>/status, /proc/stat      voluntary/involuntary context switches (nvcsw, nivcsw)
 //   /sys/kernel/tracing sched events    wakeups, migrations (sched_wakeup, sched_migrate_task)
 //   ethtool -S                          RX/TX packets and bytes, ring drops, NAPI polls
+//   netstat -s (TcpExt)                 the kernel's TCP: retransmissions, loss probes, RTOs, ...
 // Kernel::snapshot() reads every counter into a Snapshot; results (sim/scenario/host_results.cpp)
 // report the difference of two snapshots.
 #pragma once
@@ -25,7 +26,7 @@ struct Channel;
 
 /// Where a counter lives: one per CPU (results also report each CPU's), one per NIC channel, one
 /// per task; every counter also has a host-wide total.
-enum class CounterScope : std::uint8_t { kCpu, kChannel, kTask };
+enum class CounterScope : std::uint8_t { kCpu, kChannel, kTask, kHost };
 
 enum class Counter : std::uint8_t {
   // per CPU
@@ -50,6 +51,15 @@ enum class Counter : std::uint8_t {
   kNivcsw,      // involuntary context switches (nivcsw)
   kWakeups,     // try_to_wake_up() of the task
   kMigrations,  // set_task_cpu() to another CPU
+  // per host: the kernel's TCP (sim/kernel/tcp.hpp) and the switch ports feeding its NICs
+  kTcpRetransSegs,   // segments retransmitted (RetransSegs)
+  kTcpFastRetrans,   // of them, by fast recovery (TCPFastRetrans)
+  kTcpLossProbes,    // tail loss probes sent (TCPLossProbes)
+  kTcpTimeouts,      // retransmission timeouts (TCPTimeouts)
+  kTcpRecoveries,    // fast recoveries started (TCPSackRecovery)
+  kTcpDelayedAcks,   // ACKs sent by the delayed-ACK timer (DelayedACKs)
+  kTcpTsqThrottled,  // flows TCP Small Queues stopped
+  kSwitchDrops,      // segments the switch's egress buffer dropped on their way to this host
   kCount
 };
 inline constexpr std::size_t kNumCounters = static_cast<std::size_t>(Counter::kCount);
@@ -86,5 +96,8 @@ void read_cpu_counters(Snapshot& s, const Cpu& cpu);
 void read_channel_counters(Snapshot& s, const Channel& ch);
 /// Adds a task's counters to s's totals.
 void read_task_counters(Snapshot& s, const Task& t);
+struct TcpStats;
+/// Adds the host's TCP counters, and `switch_drops` of its NICs, to s's totals.
+void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops);
 
 }  // namespace napisim

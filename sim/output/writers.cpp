@@ -633,6 +633,15 @@ void host_results(std::string& out, const std::string& label, const Json* h, con
   out += strf("%-10s drops %lld ring, %lld backlog; %lld time squeezes; %lld packets steered by RPS\n", "",
               int_or(find(h, "ring_drops"), 0), int_or(find(h, "backlog_drops"), 0), int_or(find(h, "time_squeeze"), 0),
               int_or(find(h, "received_rps"), 0));
+  const Json* tcp = find(h, "tcp");
+  const long long retrans = int_or(find(tcp, "retrans_segs"), 0), probes = int_or(find(tcp, "loss_probes"), 0),
+                  rtos = int_or(find(tcp, "timeouts"), 0), tsq = int_or(find(tcp, "tsq_throttled"), 0),
+                  switch_drops = int_or(find(h, "switch_drops"), 0);
+  if (retrans || probes || rtos || tsq || switch_drops)
+    out += strf(
+        "%-10s TCP %lld segments retransmitted (%lld fast, %lld loss probes, %lld RTOs); %lld TSQ throttles; "
+        "%lld switch drops\n",
+        "", retrans, int_or(find(tcp, "fast_retrans"), 0), probes, rtos, tsq, switch_drops);
   out += strf("%-10s %lld context switches, %lld wakeups, %lld migrations; PSI cpu some %.1f%%\n", "",
               int_or(find(h, "context_switches"), 0), int_or(find(h, "wakeups"), 0), int_or(find(h, "migrations"), 0),
               num_or(find(h, "psi_cpu_some_pct"), 0));

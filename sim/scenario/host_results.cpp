@@ -125,6 +125,24 @@ const HostFigure kHostFigures[] = {
      [](const Window& w) { return count(w.delta(Counter::kWakeups)); }},
     {"migrations", "migrations", "integer", "tasks moved to another CPU",
      [](const Window& w) { return count(w.delta(Counter::kMigrations)); }},
+    {"tcp.retrans_segs", "segments", "integer",
+     "segments the kernel's TCP retransmitted (connections to a Linux client host; sim/kernel/tcp.hpp)",
+     [](const Window& w) { return count(w.delta(Counter::kTcpRetransSegs)); }},
+    {"tcp.fast_retrans", "segments", "integer", "of them, retransmitted by fast recovery (RACK)",
+     [](const Window& w) { return count(w.delta(Counter::kTcpFastRetrans)); }},
+    {"tcp.loss_probes", "probes", "integer", "tail loss probes sent",
+     [](const Window& w) { return count(w.delta(Counter::kTcpLossProbes)); }},
+    {"tcp.timeouts", "timeouts", "integer", "retransmission timeouts (RTO)",
+     [](const Window& w) { return count(w.delta(Counter::kTcpTimeouts)); }},
+    {"tcp.recoveries", "recoveries", "integer", "fast recoveries started",
+     [](const Window& w) { return count(w.delta(Counter::kTcpRecoveries)); }},
+    {"tcp.delayed_acks", "ACKs", "integer", "ACKs sent by the delayed-ACK timer",
+     [](const Window& w) { return count(w.delta(Counter::kTcpDelayedAcks)); }},
+    {"tcp.tsq_throttled", "times", "integer", "times TCP Small Queues stopped a flow until a TX completion",
+     [](const Window& w) { return count(w.delta(Counter::kTcpTsqThrottled)); }},
+    {"switch_drops", "segments", "integer",
+     "segments the switch's egress buffer in front of this host's NICs dropped (NicParams switch_buffer_bytes)",
+     [](const Window& w) { return count(w.delta(Counter::kSwitchDrops)); }},
     {"psi_cpu_some_pct", "%", "number",
      "PSI cpu some: time with a runnable task waiting, per CPU weighted by its non-idle time (psi.c)",
      [](const Window& w) -> Json {
@@ -221,7 +239,7 @@ std::string host_results_markdown() {
   out += "\n## Each CPU (`per_cpu[]`, `clients.<host>.per_cpu[]`)\n\n";
   markdown_table(out, kCpuFigures);
   out += "\n## The counters they read (sim/kernel/counters.hpp)\n\n| counter | kept per | mirrors |\n|---|---|---|\n";
-  static const char* const kScope[] = {"CPU", "NIC queue", "task"};
+  static const char* const kScope[] = {"CPU", "NIC queue", "task", "host"};
   for (const CounterDef& d : counter_defs())
     out += std::string("| ") + d.name + " | " + kScope[static_cast<std::size_t>(d.scope)] + " | " + d.source + " |\n";
   return out;
