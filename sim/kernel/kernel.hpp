@@ -3,7 +3,8 @@
 // One object holds the per-CPU execution engine, the scheduler, the softirq engine, NAPI and the
 // NIC driver glue, sockets and epoll. Its methods are split by subsystem, one .cpp each, named
 // after the kernel files they mirror:
-//   cpu.cpp      execution contexts (hardirq > softirq > task), segments, time accounting, SMT
+//   cpu.cpp      execution contexts (hardirq > softirq > task), segments, time accounting, SMT;
+//                its state is struct Cpu (cpu.hpp)
 //   cache.cpp    per-CPU cache state: the refill work pays after other owners' work or a move
 //                (what kernel/sched/fair.c task_hot() guesses at)
 //   sched.cpp    kernel/sched/core.c + fair.c glue: try_to_wake_up, schedule, tick, balance, PSI
@@ -43,6 +44,7 @@
 #include "sim/hw/topology.hpp"
 #include "sim/kernel/costs.hpp"
 #include "sim/kernel/counters.hpp"
+#include "sim/kernel/cpu.hpp"
 #include "sim/kernel/fair.hpp"
 #include "sim/kernel/inet_csk.hpp"
 #include "sim/kernel/inet_hash.hpp"
@@ -50,6 +52,7 @@
 #include "sim/kernel/params.hpp"
 #include "sim/kernel/pelt.hpp"
 #include "sim/kernel/proc.hpp"
+#include "sim/kernel/rps.hpp"
 #include "sim/kernel/rt.hpp"
 #include "sim/kernel/socket.hpp"
 #include "sim/kernel/task.hpp"
@@ -58,135 +61,6 @@
 #include "sim/kernel/xsk.hpp"
 
 namespace napisim {
-
-namespace softirq_nr {
-constexpr int kHi = 0, kTimer = 1, kNetTx = 2, kNetRx = 3, kTasklet = 6;
-}
-
-/// Where a piece of kernel code runs: a task (task != nullptr, on task->cpu) or an interrupt
-/// level of one CPU. `cls` is the class its CPU time is charged to.
-struct Ctx {
-  int cpu = 0;
-  Task* task = nullptr;
-  std::uint8_t level = 0;  // 0 task, 1 softirq, 2 hardirq
-  CpuClass cls = CpuClass::kSystem;
-  CacheOwner* owner = nullptr;  // the working set touched (null: the task's own, or the CPU's softirq)
-};
-
-/// struct sd_flow_limit (net/core/dev.c): per-CPU history of the flows that filled the backlog.
-struct SdFlowLimit {
-  static constexpr int kHistory = 128;  // FLOW_LIMIT_HISTORY (1 << 7)
-  unsigned history_head = 0;
-  std::array<std::uint32_t, kHistory> history{};  // bucket of each of the last 128 packets
-  std::vector<std::uint8_t> buckets;              // flow_limit_table_len counters
-};
-
-/// Per-CPU softnet_data (net/core/dev.c).
-struct SoftnetData {
-  NapiList poll_list;
-  bool in_net_rx_action = false;
-  bool in_napi_threaded_poll = false;
-  // RPS backlog: input_pkt_queue (process_queue merged: a FIFO drained by process_backlog()).
-  Napi backlog;
-  Fifo<Skb> input_pkt_queue{64};
-  std::uint64_t input_queue_head = 0, input_queue_tail = 0;
-  std::vector<int> rps_ipi_list;  // remote CPUs whose backlog this CPU scheduled (IPIs to send)
-  std::uint64_t processed = 0, dropped = 0, time_squeeze = 0, received_rps = 0, flow_limit_count = 0;
-  std::unique_ptr<SdFlowLimit> flow_limit;  // set when this CPU is in net.core.flow_limit_cpu_bitmap
-};
-
-/// RPS/RFS configuration and the per-queue RFS flow tables (net/core/dev.c, Documentation/
-/// networking/scaling.rst).
-struct RpsState {
-  struct DevFlow {
-    int cpu = -1;
-    std::uint64_t last_qtail = 0;
-  };
-  std::vector<std::vector<int>> map;             // [nic*1024+queue] -> rps_cpus as a list
-  std::vector<std::vector<DevFlow>> flow_table;  // [nic*1024+queue] -> rps_flow_cnt entries
-  bool rfs = false;                              // rps_sock_flow_entries > 0
-  bool idle_sibling = false;                     // Kirill Tkhai's 2018 RFC (opt-in)
-  std::vector<int> lo_map;                       // lo's rx-0/rps_cpus
-  std::vector<DevFlow> lo_flow_table;            // lo's rx-0/rps_flow_cnt entries
-};
-
-/// Wall time a CPU at `speed_milli` (per-mille of full speed) takes for `work` ns of full-speed
-/// work, rounded up. At full speed (no busy SMT sibling) that is `work`: no 64-bit division, whose
-/// latency (tens of cycles) every segment would otherwise pay.
-inline Nanos exec_ns(Nanos work, int speed_milli) {
-  return speed_milli == 1000 ? work : (work * 1000 + speed_milli - 1) / speed_milli;
-}
-/// The inverse: full-speed work done in `ran` ns of wall time, rounded down.
-inline Nanos work_in(Nanos ran, int speed_milli) {
-  return speed_milli == 1000 ? ran : ran * speed_milli / 1000;
-}
-
-// Field order is for the cache: every event reads a CPU's first line (what runs, the segment's
-// clock and accounting state), and placement's idle_cpu() scan reads only that line; the next
-// ones hold what every segment (accounting, timer, cost draw) and every schedule() (run queues,
-// PSI, PELT) touch, ahead of the interrupt slots and the cold state. alignas: operator new alone
-// gives 16-byte alignment, and the first 64 bytes would straddle two lines.
-struct alignas(64) Cpu {
-  // ---- line 0: read on every event and by idle_cpu() --------------------------------------
-  int id = 0;
-  int ttwu_pending = 0;        // queued remote wakeups (makes the CPU non-idle to placement)
-  Task* curr = nullptr;        // nullptr: the idle task
-  Nanos switch_remaining = 0;  // context-switch work before curr resumes
-  Nanos seg_start = 0;         // when the top slot's segment (re)started executing
-  Nanos last_update = 0;
-  Nanos task_exec_accum = 0;  // task time not yet charged with update_curr()
-  int speed_milli = 1000;     // SMT: per-thread speed while the sibling is busy
-  int nr_running = 0;         // rq->nr_running: cfs + rt entities, curr included
-  std::uint32_t softirq_pending = 0;
-  bool serving_softirq = false;  // SOFTIRQ_OFFSET: inside handle_softirqs
-  bool need_resched = false;
-  bool busy = false;
-  bool ready = false;  // the top slot waits to be resumed now
-  // ---- line 1: accounting ----------------------------------------------------------------
-  bool part_stop = false;  // seg_timer stops at a chain's part boundary, not its end
-  CpuClass acct_cls = CpuClass::kIdle;
-  // The interrupt levels are in use (their slots' `active`, kept here: every event asks what
-  // runs, and a task's segment should not have to read the two slots' lines to learn it).
-  bool hardirq_active = false;
-  bool softirq_active = false;
-  std::array<Nanos, kNumCpuClasses> time{};
-  // ---- line 2: every segment's timer and cost draw ------------------------------------------
-  Timer seg_timer;
-  Rng cost_rng{0};  // stream "cpu<N>/cost"
-  // ---- line 3: schedule() ------------------------------------------------------------------
-  std::unique_ptr<FairRq> cfs;
-  std::unique_ptr<RtRq> rt;
-  // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
-  Nanos psi_stamp = 0;
-  bool psi_some = false, psi_nonidle = false;
-  bool overloaded = false;
-  bool util_busy = false;
-  Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
-  Nanos last_balance = 0;
-  Task* ksoftirqd = nullptr;
-  // ---- line 4: util, then the interrupt levels' slots (their hot fields lead each Slot) ----
-  // The CFS runqueue's PELT utilization (kernel/sched/pelt.c), read by SIS_UTIL; util_busy is
-  // cfs_rq->curr != NULL since its last update.
-  pelt::UtilAvg util;
-  CacheOwner* cache_owner = nullptr;  // whose work runs here now (cache.cpp; null: idle, hardirq)
-  CacheOwner softirq_cache;           // softirq work that polls no NAPI (timers, RPS IPIs)
-  Slot hardirq;
-  Slot softirq;
-  Timer tick_timer;
-  Proc<void> hardirq_proc, softirq_proc;
-  Fifo<std::uint64_t> pending_irqs{8};
-  // call_single_queue (kernel/smp.c): queued wakeups (linked through Task::wake_entry, in order)
-  // and the RPS call (its csd pending).
-  Task* csq_head = nullptr;
-  Task* csq_tail = nullptr;
-  bool csq_rps = false;
-  // softnet
-  SoftnetData sd;
-  WaitQueue ksoftirqd_wq;
-  // statistics
-  std::uint64_t irqs = 0, ctx_switches = 0, softirq_runs = 0, ksoftirqd_wakeups = 0, ipis = 0;
-  std::uint64_t polled_wakeups = 0;  // woken from idle without an IPI (sched_wake_idle_without_ipi)
-};
 
 /// The receive-path peer: what happens to a packet once the server transmits it.
 class WirePeer {

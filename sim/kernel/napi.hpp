@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <vector>
 
 #include "sim/core/event_queue.hpp"
 #include "sim/core/fifo.hpp"
@@ -191,6 +192,28 @@ struct NapiList {
       return;
     }
   }
+};
+
+/// struct sd_flow_limit (net/core/dev.c): per-CPU history of the flows that filled the backlog.
+struct SdFlowLimit {
+  static constexpr int kHistory = 128;  // FLOW_LIMIT_HISTORY (1 << 7)
+  unsigned history_head = 0;
+  std::array<std::uint32_t, kHistory> history{};  // bucket of each of the last 128 packets
+  std::vector<std::uint8_t> buckets;              // flow_limit_table_len counters
+};
+
+/// Per-CPU softnet_data (net/core/dev.c).
+struct SoftnetData {
+  NapiList poll_list;
+  bool in_net_rx_action = false;
+  bool in_napi_threaded_poll = false;
+  // RPS backlog: input_pkt_queue (process_queue merged: a FIFO drained by process_backlog()).
+  Napi backlog;
+  Fifo<Skb> input_pkt_queue{64};
+  std::uint64_t input_queue_head = 0, input_queue_tail = 0;
+  std::vector<int> rps_ipi_list;  // remote CPUs whose backlog this CPU scheduled (IPIs to send)
+  std::uint64_t processed = 0, dropped = 0, time_squeeze = 0, received_rps = 0, flow_limit_count = 0;
+  std::unique_ptr<SdFlowLimit> flow_limit;  // set when this CPU is in net.core.flow_limit_cpu_bitmap
 };
 
 }  // namespace napisim
