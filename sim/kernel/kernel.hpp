@@ -3,6 +3,7 @@
 // One object holds the per-CPU execution engine, the scheduler, the softirq engine, NAPI and the
 // NIC driver glue, sockets and epoll. Its methods are split by subsystem, one .cpp each, named
 // after the kernel files they mirror:
+//   kernel.cpp   the constructor: per-CPU state, run queues, softnet_data, ksoftirqd/N
 //   cpu.cpp      execution contexts (hardirq > softirq > task), segments, time accounting, SMT;
 //                its state is struct Cpu (cpu.hpp)
 //   cache.cpp    per-CPU cache state: the refill work pays after other owners' work or a move
