@@ -390,6 +390,9 @@ class RpcServer : public Workload, public EventSink, public WirePeer {
   Proc<void> serve(Worker& w, Flow& f, Socket& s, const Request& r, Nanos readable);
   /// The server's close() of a per_request connection once its request is answered.
   Proc<void> close_conn(Worker& w, Socket& s);
+  /// Serves every complete request now framed on `s`; with per_request connections, closes it
+  /// after the first and returns true (the caller forgets the connection).
+  Proc<bool> serve_framed(Worker& w, Flow& f, Socket& s);
   Proc<void> epoll_loop(Worker& w);   // dispatcher workers, shared_epoll, reuseport with spin or handshakes
   Proc<void> accept_loop(Worker& w);  // shared_accept
   Proc<void> pool_worker(Worker& w);  // thread_pool

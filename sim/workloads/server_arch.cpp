@@ -196,6 +196,19 @@ Proc<void> RpcServer::close_conn(Worker& w, Socket& s) {
   k.tcp_close(k.task_ctx(*w.task, CpuClass::kSystem), s);
 }
 
+Proc<bool> RpcServer::serve_framed(Worker& w, Flow& f, Socket& s) {
+  Request req;
+  Nanos readable = 0;
+  bool served = false;
+  while (frame_next(f, s, &req, &readable)) {
+    co_await serve(w, f, s, req, readable);
+    served = true;
+  }
+  if (!served || p_.connections != "per_request") co_return false;
+  co_await close_conn(w, s);
+  co_return true;
+}
+
 Proc<void> RpcServer::accept_into(Task& t, Epoll& ep, Socket& item) {
   Kernel& k = *k_;
   Listener& l = *roles_[static_cast<std::size_t>(item.id)].listener;
@@ -234,17 +247,7 @@ Proc<void> RpcServer::epoll_loop(Worker& w) {
       }
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
       f.srv_got += co_await k.sys_recv(t, s, p_.buffer_size);
-      Request req;
-      Nanos readable = 0;
-      bool served = false;
-      while (frame_next(f, s, &req, &readable)) {
-        co_await serve(w, f, s, req, readable);
-        served = true;
-      }
-      if (served && p_.connections == "per_request") {
-        co_await close_conn(w, s);
-        continue;
-      }
+      if (co_await serve_framed(w, f, s)) continue;
       Kernel::ep_link_if_ready(*w.ep, s);  // level-triggered: reported again while readable
     }
   }
@@ -261,17 +264,7 @@ Proc<void> RpcServer::accept_loop(Worker& w) {
     Socket& s = k.socket(w.conn);
     Flow& f = flows_[static_cast<std::size_t>(s.id)];
     f.srv_got += co_await k.sys_recv_wait(t, s, p_.buffer_size);  // read() blocks until data
-    Request req;
-    Nanos readable = 0;
-    bool served = false;
-    while (frame_next(f, s, &req, &readable)) {
-      co_await serve(w, f, s, req, readable);
-      served = true;
-    }
-    if (served && p_.connections == "per_request") {
-      co_await close_conn(w, s);
-      w.conn = -1;
-    }
+    if (co_await serve_framed(w, f, s)) w.conn = -1;
   }
 }
 
