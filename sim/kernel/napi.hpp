@@ -13,9 +13,9 @@
 #include "sim/core/event_queue.hpp"
 #include "sim/core/fifo.hpp"
 #include "sim/core/time.hpp"
+#include "sim/hw/tcp_hdr.hpp"
 #include "sim/kernel/cache.hpp"
 #include "sim/kernel/task.hpp"
-#include "sim/kernel/tcp_hdr.hpp"
 #include "sim/kernel/waitqueue.hpp"
 
 namespace napisim {

@@ -1,6 +1,6 @@
 // napisim: mlx5's per-CQ interrupt moderation, NicParams::cq_period_mode "cqe" or "eqe"
 // (drivers/net/ethernet/mellanox/mlx5/core/en_main.c, en_txrx.c mlx5e_napi_poll(), en/dim.c,
-// v5.8-v6.6; 9908aa292971 "net/mlx5e: CQE based moderation"; semantics in sim/hw/nic.hpp).
+// v5.8-v6.6; 9908aa292971 "net/mlx5e: CQE based moderation"; semantics in sim/kernel/netdev.hpp).
 #include <algorithm>
 
 #include "sim/kernel/kernel.hpp"
