@@ -1,21 +1,31 @@
-// napisim: the simulated Linux kernel of the server host.
+// napisim: the simulated Linux kernel of one host (the server, or a Linux client host).
 //
 // One object holds the per-CPU execution engine, the scheduler, the softirq engine, NAPI and the
 // NIC driver glue, sockets and epoll. Its methods are split by subsystem, one .cpp each, named
 // after the kernel files they mirror:
-//   kernel.cpp   the constructor: per-CPU state, run queues, softnet_data, ksoftirqd/N
-//   cpu.cpp      execution contexts (hardirq > softirq > task), segments, time accounting, SMT;
-//                its state is struct Cpu (cpu.hpp)
-//   cache.cpp    per-CPU cache state: the refill work pays after other owners' work or a move
-//                (what kernel/sched/fair.c task_hot() guesses at)
-//   sched.cpp    kernel/sched/core.c + fair.c glue: try_to_wake_up, schedule, tick, balance, PSI
-//   softirq.cpp  kernel/softirq.c: raise_softirq, irq_exit/invoke_softirq, handle_softirqs, ksoftirqd
-//   napi.cpp     net/core/dev.c: napi_schedule, net_rx_action, __napi_poll, napi_complete_done,
-//                napi_watchdog, threaded NAPI poll loop
-//   nic.cpp      the driver (mlx5e-like napi poll, CQ arming) and the NIC (RSS, rings, moderation)
-//   socket.cpp   TCP receive/transmit glue, sk_data_ready, epoll_wait, recv/send syscalls
-//   counters.cpp the event counters results read, and snapshot()
-//   tcp_*.cpp    TCP as the kernel sends and recovers, between two simulated Linux hosts (tcp.hpp)
+//   kernel.cpp    the constructor: per-CPU state, run queues, softnet_data, ksoftirqd/N
+//   cpu.cpp       execution contexts (hardirq > softirq > task), segments, time accounting, SMT;
+//                 its state is struct Cpu (cpu.hpp)
+//   cache.cpp     per-CPU cache state: the refill work pays after other owners' work or a move
+//                 (what kernel/sched/fair.c task_hot() guesses at)
+//   sched.cpp     kernel/sched/core.c + fair.c glue: try_to_wake_up, schedule, tick, balance, PSI;
+//                 the run queues are fair.hpp's and rt.hpp's, wakeup placement wake.hpp's
+//   softirq.cpp   kernel/softirq.c: raise_softirq, irq_exit/invoke_softirq, handle_softirqs, ksoftirqd
+//   napi.cpp      net/core/dev.c: napi_schedule, net_rx_action, __napi_poll, napi_complete_done,
+//                 napi_watchdog, threaded NAPI poll loop
+//   busy_poll.cpp napi_busy_loop, ep_busy_loop, IRQ suspension
+//   rps.cpp       RPS / RFS and the per-CPU backlog
+//   nic.cpp       the driver (mlx5e-like napi poll, CQ arming) and the NIC (RSS, rings, moderation);
+//                 its state is struct Channel (netdev.hpp)
+//   nic_moder.cpp mlx5's per-CQ interrupt moderation (cq_period_mode cqe, eqe)
+//   xsk.cpp       XDP verdicts in the driver's poll and AF_XDP sockets
+//   socket.cpp    TCP receive/transmit glue, sk_data_ready, epoll_wait, recv/send syscalls, the ACKs
+//                 of flow-control sockets
+//   inet_csk.cpp  listening sockets, the accept queue, futexes
+//   loopback.cpp  drivers/net/loopback.c
+//   tcp_*.cpp     TCP as the kernel sends and recovers, between two simulated Linux hosts (tcp.hpp)
+//   counters.cpp  the event counters results read, and snapshot()
+// The timeline (timeline.hpp) records what the methods report for --trace.
 //
 // Execution model. Each CPU has three context levels: hardirq (2) > softirq (1) > task (0). Code
 // at each level is a Proc coroutine that consumes CPU time by awaiting exec(ctx, ns); only the
@@ -629,6 +639,13 @@ class Kernel : public EventSink, public WakeView {
   /// Protocol processing of a batch of skbs (cost charged first, then delivered).
   Proc<void> deliver_skbs(Ctx ctx, const Skb* skbs, int n, const TrainStamps* stamps);
 
+  // ---- flow-control sockets (socket.cpp): stream over a NIC, loopback ---------------------------
+  /// tcp_ack() for a flow-control socket: cumulative `ack_seq` (mod 2^32), window read from the peer.
+  void tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq);
+  /// tcp_event_ack_sent() + tcp_select_window() of a flow-control socket (every segment it sends
+  /// carries the ACK): rcv_wup = rcv_nxt, rcv_wnd = free receive buffer; returns the bytes newly acked.
+  std::int64_t tcp_event_ack_sent(Socket& s);
+
   // ---- loopback device (loopback.cpp) -------------------------------------------------------
   /// A TCP connection over lo: two sockets, each the other's lo_peer; returns {client, server}.
   std::pair<int, int> lo_connect(std::uint32_t hash_client, std::uint32_t hash_server);
@@ -636,11 +653,6 @@ class Kernel : public EventSink, public WakeView {
   /// RPS/RFS's choice for lo). The caller pays the CPU cost (lo_xmit_skbs() skbs of rps_enqueue_ns).
   void loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only);
   std::int64_t lo_xmit_skbs(std::int64_t bytes) const;
-  /// tcp_ack() for a flow-control socket: cumulative `ack_seq` (mod 2^32), window read from the peer.
-  void tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq);
-  /// tcp_event_ack_sent() + tcp_select_window() of a flow-control socket (every segment it sends
-  /// carries the ACK): rcv_wup = rcv_nxt, rcv_wnd = free receive buffer; returns the bytes newly acked.
-  std::int64_t tcp_event_ack_sent(Socket& s);
   std::uint64_t lo_packets() const { return lo_packets_; }
   std::uint64_t delayed_acks() const { return delayed_acks_; }
 

@@ -1,4 +1,4 @@
-// napisim: the loopback device and the TCP flow control a bulk transfer over it needs.
+// napisim: the loopback device. The TCP flow control of its sockets is socket.cpp's.
 //
 // Mirrors, as of v6.6 unless noted:
 //   drivers/net/loopback.c loopback_xmit()  skb_orphan(), then __netif_rx(skb): lo has no ring, no
@@ -10,11 +10,6 @@
 //                 the sending CPU the rcu_read_unlock_bh() of __dev_queue_xmit() runs it at once
 //                 (do_softirq from local_bh_enable, see sys_send); a remote backlog gets the IPI that
 //                 net_rx_action() sends at its end (net_rps_send_ipis).
-//   net/ipv4/tcp_output.c tcp_event_ack_sent() / tcp_select_window(): every segment carries the ACK
-//                 (rcv_wup = rcv_nxt) and the window (free receive buffer)
-//   net/ipv4/tcp_input.c tcp_ack() + tcp_check_space() -> sk_stream_write_space(): snd_una advances,
-//                 and a writer blocked in sk_stream_wait_memory() is woken once the free space is at
-//                 least half of what is queued (sk_stream_wspace >= sk_stream_min_wspace)
 // Each direction of a TCP connection has its own skb hash (tcp_transmit_skb sets skb->hash from
 // the sender's random sk_txhash, and lo keeps it), so the two sockets of a pair have separate
 // rps_sock_flow_table entries: data follows the reader's CPU, ACKs the writer's.
@@ -47,13 +42,6 @@ std::int64_t Kernel::lo_xmit_skbs(std::int64_t bytes) const {
   return bytes <= max ? 1 : (bytes + max - 1) / max;
 }
 
-std::int64_t Kernel::tcp_event_ack_sent(Socket& s) {
-  const std::int64_t acked = s.rcv_nxt - s.rcv_wup;
-  s.rcv_wup = s.rcv_nxt;
-  s.rcv_wnd = s.rcvbuf - s.rx_avail;
-  return acked;
-}
-
 void Kernel::loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only) {
   const int this_cpu = ctx_cpu(ctx);
   Socket& peer = socket(s.lo_peer);
@@ -77,21 +65,6 @@ void Kernel::loopback_xmit(Ctx ctx, Socket& s, std::int64_t bytes, bool ack_only
     netif_rx(static_cast<std::uint32_t>(b), false);
     left -= b;
   }
-}
-
-void Kernel::tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq) {
-  // after(ack, snd_una) in 32-bit sequence space.
-  const auto delta =
-      static_cast<std::int32_t>(static_cast<std::uint32_t>(ack_seq) - static_cast<std::uint32_t>(s.snd_una));
-  if (delta > 0) s.snd_una += delta;
-  if (s.lo_peer >= 0) s.snd_wnd = socket(s.lo_peer).rcv_wnd;
-  // sk_stream_write_space() -> ep_poll_callback(EPOLLOUT): an epoll item waiting to write is
-  // queued once the socket is writable (ep_modify() with its mask unchanged does exactly that).
-  if (s.ep && (s.ep_events & kEpollOut) && !s.on_ready_list) ep_modify(*s.ep, s, s.ep_events, ctx_cpu(ctx));
-  if (!s.wq.waiter) return;
-  const std::int64_t queued = s.snd_nxt - s.snd_una;
-  const std::int64_t limit = std::min(s.sndbuf, s.snd_wnd);
-  if (limit - queued >= queued / 2) wake_up(s.wq, ctx_cpu(ctx));  // sk_stream_write_space()
 }
 
 }  // namespace napisim

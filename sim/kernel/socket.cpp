@@ -20,9 +20,14 @@
 //                                  its own: its wait loop re-checks the ready list at each
 //                                  resumption (ep_poll_wait_again), ep_poll_proc() runs the rest
 //   tcp_recvmsg / tcp_sendmsg      syscall + fixed + per-byte copy costs; sock_rps_record_flow
-//   sockets with flow control (rcvbuf > 0: stream, loopback; see loopback.cpp): rcv_wup,
+//   sockets with flow control (rcvbuf > 0: stream over a NIC, loopback): rcv_wup,
 //   tcp_measure_rcv_mss + __tcp_ack_snd_check (ACK once more than one full frame is unacked),
-//   tcp_ack on the sender, sk_sleep() wait queue for blocking recv()/send() without epoll
+//   sk_sleep() wait queue for blocking recv()/send() without epoll;
+//     tcp_event_ack_sent() / tcp_select_window() (net/ipv4/tcp_output.c): every segment carries
+//     the ACK (rcv_wup = rcv_nxt) and the window (free receive buffer);
+//     tcp_ack() + tcp_check_space() -> sk_stream_write_space() (net/ipv4/tcp_input.c): snd_una
+//     advances, and a writer blocked in sk_stream_wait_memory() is woken once the free space is
+//     at least half of what is queued (sk_stream_wspace >= sk_stream_min_wspace)
 //   connections between two simulated Linux hosts run the kernel's TCP instead (tcp.hpp)
 #include <algorithm>
 
@@ -386,6 +391,30 @@ Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {
   local_bh_disable(t);
   nic_transmit(task_ctx(t, CpuClass::kSystem), s, bytes, false);
   co_await local_bh_enable(t);
+}
+
+// ---- flow-control sockets' ACKs ----------------------------------------------------------------
+
+std::int64_t Kernel::tcp_event_ack_sent(Socket& s) {
+  const std::int64_t acked = s.rcv_nxt - s.rcv_wup;
+  s.rcv_wup = s.rcv_nxt;
+  s.rcv_wnd = s.rcvbuf - s.rx_avail;
+  return acked;
+}
+
+void Kernel::tcp_ack(Ctx ctx, Socket& s, std::int64_t ack_seq) {
+  // after(ack, snd_una) in 32-bit sequence space.
+  const auto delta =
+      static_cast<std::int32_t>(static_cast<std::uint32_t>(ack_seq) - static_cast<std::uint32_t>(s.snd_una));
+  if (delta > 0) s.snd_una += delta;
+  if (s.lo_peer >= 0) s.snd_wnd = socket(s.lo_peer).rcv_wnd;
+  // sk_stream_write_space() -> ep_poll_callback(EPOLLOUT): an epoll item waiting to write is
+  // queued once the socket is writable (ep_modify() with its mask unchanged does exactly that).
+  if (s.ep && (s.ep_events & kEpollOut) && !s.on_ready_list) ep_modify(*s.ep, s, s.ep_events, ctx_cpu(ctx));
+  if (!s.wq.waiter) return;
+  const std::int64_t queued = s.snd_nxt - s.snd_una;
+  const std::int64_t limit = std::min(s.sndbuf, s.snd_wnd);
+  if (limit - queued >= queued / 2) wake_up(s.wq, ctx_cpu(ctx));  // sk_stream_write_space()
 }
 
 }  // namespace napisim
