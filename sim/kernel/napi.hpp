@@ -102,10 +102,11 @@ struct Napi {
   Task* busy_owner = nullptr;  // the task whose napi_busy_loop() holds IN_BUSY_POLL
   CacheOwner cache;            // its rings, page pool and skbs, wherever it is polled
   // Latency attribution (kept only under Kernel::set_stamps()): the time spent in its polls so far
-  // (the poll in progress began at poll_began, -1: none), and when NAPI_STATE_SCHED was last
-  // taken, with polled_ns then.
+  // (the poll in progress began at poll_began, -1: none; the last one ran from last_poll_began to
+  // last_poll_end), and when NAPI_STATE_SCHED was last taken, with polled_ns then.
   Nanos polled_ns = 0;
   Nanos poll_began = -1;
+  Nanos last_poll_began = 0, last_poll_end = 0;
   Nanos sched_at = 0;
   Nanos sched_polled = 0;
   void mark_sched(Nanos now) {

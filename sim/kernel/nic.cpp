@@ -218,11 +218,18 @@ void Kernel::rx_enter(Channel& ch, const RxEntry& e, Nanos at, const ClassTimes*
     ch.ring.push_back(copy);
   }
   if (stamps_) {
-    // The poll in progress (if any) counts from `at`: the train waits behind the rest of it.
+    // The poll in progress at `at` counts from `at`: the train waits behind the rest of it. That
+    // poll may have ended before the train enters (rx_sync() at the next poll's start): its rest
+    // after `at` is then already in polled_ns.
     const Napi& n = ch.napi;
     RxEntry& in = ch.ring.back();
     in.at = at;
-    in.ring_mark = n.polled_ns + (n.poll_began >= 0 && at > n.poll_began ? at - n.poll_began : 0);
+    in.ring_mark = n.polled_ns;
+    if (n.poll_began >= 0) {
+      if (at > n.poll_began) in.ring_mark += at - n.poll_began;
+    } else if (at < n.last_poll_end) {
+      in.ring_mark -= n.last_poll_end - std::max(at, n.last_poll_began);
+    }
     n.stamps->ring_marks.push_back(napi_waited_at(n, at, observed));
   }
   ch.ring_pkts += accept;
@@ -421,6 +428,8 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   if (stamps_) {
     n.polled_ns += host_.now() - poll_start;
     n.poll_began = -1;
+    n.last_poll_began = poll_start;
+    n.last_poll_end = host_.now();
   }
   Cpu& c = cpu(ctx_cpu(ctx));
   // softnet_data.processed is counted in __netif_receive_skb_core(), i.e. after RPS: an skb
