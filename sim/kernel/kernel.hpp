@@ -468,9 +468,14 @@ class Kernel : public EventSink, public WakeView {
   /// returned.
   Proc<int> epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::vector<int>& out, Nanos* owed = nullptr,
                                  Nanos until = kNever);
-  /// ep_send_events(): moves up to `maxevents` ready sockets to `out`; returns the transfer's CPU
-  /// cost (epoll_event_ns per event).
+  /// ep_send_events(): scans the ready list, re-polls each item (ep_item_poll()) and moves up to
+  /// `maxevents` ready sockets to `out`, dropping the items no longer ready; a level-triggered item
+  /// goes back on the ready list at once, an EPOLLONESHOT one is disarmed. Returns the transfer's
+  /// CPU cost (epoll_event_ns per event).
   Nanos ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
+  /// ep_events_available() as an epoll_wait() decides on it: whether the ready list holds an item
+  /// still ready, dropping the ones at its head that are not (ep_send_events() would skip them).
+  bool ep_events_available(Epoll& ep);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
   /// sys_recv() in two halves, for callers that chain its CPU time with other work (exec_chain):
   /// recv_take() dequeues the data now (tcp_recvmsg) and returns the bytes and the syscall's
@@ -494,9 +499,8 @@ class Kernel : public EventSink, public WakeView {
                                      ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
   }
   /// "if (ep_item_poll(epi) && !ep_is_linked(epi)) list_add_tail(&epi->rdllink, &ep->rdllist)"
-  /// (fs/eventpoll.c v6.6): ep_insert() and ep_modify() on epoll_ctl(), and ep_send_events() for a
-  /// level-triggered item it has just reported (the workloads call it after handling the event;
-  /// the next epoll_wait() re-polls it). Returns whether the item was linked now.
+  /// (fs/eventpoll.c v6.6): ep_insert() and ep_modify() on epoll_ctl(). Returns whether the item
+  /// was linked now.
   static bool ep_link_if_ready(Epoll& ep, Socket& s) {
     if (!ep_item_poll(s) || s.on_ready_list) return false;
     ep.ready.push_back(s.id);

@@ -7,14 +7,18 @@
 //                                  item whose mask lacks EPOLLIN is left alone ("pollflags &
 //                                  epi->event.events")
 //   ep_insert / ep_modify          epoll_ctl ADD / MOD: set the mask, ep_item_poll(), queue a
-//                                  ready item at the tail and wake ep->wq. Level-triggered items
-//                                  leave the ready list when transferred and the workload queues
-//                                  them again if still ready after its handler. Simplification: the
-//                                  kernel's ep_send_events() re-adds a level-triggered item at once
-//                                  (the next scan drops it if no longer ready), so an ep_modify()
-//                                  in the handler finds it linked and leaves it where it was; here
-//                                  it goes to the tail at the MOD: the same events, possibly in
-//                                  another order among the sockets that became ready meanwhile
+//                                  ready item at the tail and wake ep->wq (an item already linked
+//                                  stays where it is)
+//   ep_send_events                 ep_start_scan() .. ep_done_scan(): each item of the ready list
+//                                  re-polled, the ready ones reported (up to maxevents), the others
+//                                  dropped; a level-triggered item goes back on the tail of the
+//                                  list at once, so an event that arrives while its handler runs
+//                                  finds it linked, and the next epoll_wait() re-polls it; an
+//                                  EPOLLONESHOT item is disarmed instead. The items left after
+//                                  maxevents stay ahead of the re-queued ones (list_splice()).
+//                                  With one waiter per epoll (WaitQueue), ep_done_scan()'s wakeup
+//                                  of another waiter has no one to wake. The re-poll of an item no
+//                                  longer ready (tcp_poll(), tens of ns) is not charged
 //   ep_poll                        return ready events or sleep on ep->wq until there are some;
 //                                  the common call (EpollWaitAwait) runs without a coroutine of
 //                                  its own: its wait loop re-checks the ready list at each
@@ -189,15 +193,39 @@ void Kernel::sk_data_ready(Ctx ctx, Socket& s) {
 
 Nanos Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out) {
   out.clear();
-  while (!ep.ready.empty() && static_cast<int>(out.size()) < maxevents) {
+  // ep_start_scan(): the items queued now form the scan (txlist); what the loop re-queues goes
+  // behind them and is not scanned again.
+  for (std::size_t n = ep.ready.size(); n > 0 && static_cast<int>(out.size()) < maxevents; --n) {
     const int id = ep.ready.front();
     ep.ready.pop_front();
-    socket(id).on_ready_list = false;
+    Socket& s = socket(id);
+    if (!ep_item_poll(s)) {  // no longer ready: dropped from the list
+      s.on_ready_list = false;
+      continue;
+    }
     out.push_back(id);
+    if (s.ep_events & kEpollOneshot) {
+      s.ep_events = kEpollOneshot;  // epi->event.events &= EP_PRIVATE_BITS
+      s.on_ready_list = false;
+    } else {
+      ep.ready.push_back(id);  // level-triggered: list_add_tail(&epi->rdllink, &ep->rdllist)
+    }
   }
   // ep_try_send_events() -> ep_suspend_napi_irqs() (v6.13 IRQ suspension)
   if (ep.prefer_busy_poll && ep.napi_id >= 0) napi_suspend_irqs(cpu(t.cpu), ep.napi_id);
   return static_cast<Nanos>(out.size()) * costs_.epoll_event_ns;
+}
+
+bool Kernel::ep_events_available(Epoll& ep) {
+  // The scan an epoll_wait() starts with, as far as it decides anything: the items at the head no
+  // longer ready leave the list (ep_send_events() would skip them) until a ready one is found.
+  while (!ep.ready.empty()) {
+    Socket& s = socket(ep.ready.front());
+    if (ep_item_poll(s)) return true;
+    ep.ready.pop_front();
+    s.on_ready_list = false;
+  }
+  return false;
 }
 
 bool Kernel::EpollWaitAwait::await_ready() {
@@ -208,7 +236,7 @@ bool Kernel::EpollWaitAwait::await_ready() {
     proc = k.ep_poll_proc(t, ep, maxevents, out, timeout, owed);
     return false;
   }
-  if (ep.ready.empty()) return false;
+  if (!k.ep_events_available(ep)) return false;
   // Events already queued: found as the call starts, the entry is owed with the transfer.
   entry = k.ep_poll_entry_ns();
   return true;
@@ -256,6 +284,7 @@ Proc<int> Kernel::epoll_wait_busy_loop(Task& t, Epoll& ep, int maxevents, std::v
   const Nanos call = ep_poll_entry_ns();
   const Nanos before = call / 2;
   bool due = false;
+  ep_events_available(ep);  // re-queued items no longer ready end no spin
   for (;;) {
     const Nanos from = now();
     co_await spin_until(t, nullptr, &ep, until, CpuClass::kBusySpin);
@@ -302,7 +331,7 @@ Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<in
   // A prefer_busy_poll epoll keeps the separate entry: ep_send_events() arms its IRQ-suspension
   // timer after the entry, as the karsten2024 results were calibrated with.
   Nanos cost = ep_poll_entry_ns();
-  if (ep.ready.empty() || ep.prefer_busy_poll) {
+  if (!ep_events_available(ep) || ep.prefer_busy_poll) {
     co_await exec(task_ctx(t, CpuClass::kSystem), cost);
     cost = 0;
     while (ep.ready.empty()) {

@@ -23,6 +23,9 @@ struct TcpSock;
 // epoll event bits (include/uapi/linux/eventpoll.h): the interest masks the model distinguishes.
 constexpr std::uint8_t kEpollIn = 0x001;   // EPOLLIN
 constexpr std::uint8_t kEpollOut = 0x004;  // EPOLLOUT
+// EPOLLONESHOT (1u << 30 in the uapi; a bit of this mask here): ep_send_events() disarms the item
+// (clears its events) instead of re-queueing it; epoll_ctl(MOD) re-arms it.
+constexpr std::uint8_t kEpollOneshot = 0x080;
 
 // Field order is for the cache: what every packet and every recv()/send() touches fills the first
 // two lines (alignas keeps those lines whole in SocketTable's chunks).

@@ -376,7 +376,6 @@ Proc<void> Mutilate::client_thread(ClientThread& th) {
         finish_op(c, op, ck.now());
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
       }
-      Kernel::ep_link_if_ready(*th.ep, cs);
     }
   }
 }
@@ -532,7 +531,6 @@ Proc<void> Mutilate::worker(Task& t, Epoll& ep) {
           m.srv_tx = s.stamp_tx;
         }
       }
-      Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
     }
   }
 }

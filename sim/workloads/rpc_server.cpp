@@ -266,7 +266,6 @@ Proc<void> RpcServer::client_thread(ClientThread& th) {
           push_due(th, ck.now() + think, f.sock, -1);
         }
       }
-      Kernel::ep_link_if_ready(*th.ep, cs);
     }
   }
 }
@@ -445,7 +444,6 @@ Proc<void> RpcServer::worker(Worker& w) {
         if (breakdown_) marks(s.id, seq).srv_tx = s.stamp_tx;
         if (counted) service_hist_.record(k.now() - begin);
       }
-      Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while readable
     }
   }
 }

@@ -108,7 +108,7 @@ void RpcServer::attach_flow(Flow& f, Socket& s, std::size_t index) {
     return;
   }
   if (arch == "thread_pool") {
-    k.epoll_ctl_add(*dispatch_ep_, s);
+    k.epoll_ctl_add(*dispatch_ep_, s, kEpollIn | kEpollOneshot);
     s.reader = dispatcher_;
     return;
   }
@@ -215,10 +215,10 @@ Proc<void> RpcServer::accept_into(Task& t, Epoll& ep, Socket& item) {
   const int child = co_await k.sys_accept(t, l, nullptr);  // O_NONBLOCK: -EAGAIN if another took it
   if (child >= 0) {
     co_await k.exec(k.task_ctx(t, CpuClass::kSystem), k.epoll_ctl_ns());  // EPOLL_CTL_ADD
-    k.epoll_ctl_add(ep, k.socket(child));
+    // thread_pool's dispatcher holds its connections with EPOLLONESHOT.
+    k.epoll_ctl_add(ep, k.socket(child), &ep == dispatch_ep_ ? kEpollIn | kEpollOneshot : kEpollIn);
     k.socket(child).reader = &t;
   }
-  Kernel::ep_link_if_ready(ep, item);  // level-triggered: reported again while connections wait
 }
 
 Proc<void> RpcServer::epoll_loop(Worker& w) {
@@ -242,13 +242,11 @@ Proc<void> RpcServer::epoll_loop(Worker& w) {
         w.handoff.pop_front();
         co_await k.exec(k.task_ctx(t, CpuClass::kSystem), k.epoll_ctl_ns());
         k.epoll_ctl_add(*w.ep, k.socket(conn));
-        Kernel::ep_link_if_ready(*w.ep, s);
         continue;
       }
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
       f.srv_got += co_await k.sys_recv(t, s, p_.buffer_size);
       if (co_await serve_framed(w, f, s)) continue;
-      Kernel::ep_link_if_ready(*w.ep, s);  // level-triggered: reported again while readable
     }
   }
 }
@@ -303,7 +301,6 @@ Proc<void> RpcServer::pool_dispatcher() {
         co_await accept_into(t, ep, s);
         continue;
       }
-      s.ep_events = 0;  // EPOLLONESHOT: ep_send_events() disarmed the item
       Flow& f = flows_[static_cast<std::size_t>(s.id)];
       f.srv_got += co_await k.sys_recv(t, s, p_.buffer_size);
       Request req;
@@ -311,7 +308,7 @@ Proc<void> RpcServer::pool_dispatcher() {
       while (frame_next(f, s, &req, &readable))
         f.framed.push_back(Flow::Framed{req, readable});
       if (f.framed.empty()) {  // no whole request yet: re-arm
-        co_await k.epoll_ctl_mod(t, ep, s, kEpollIn);
+        co_await k.epoll_ctl_mod(t, ep, s, kEpollIn | kEpollOneshot);
         continue;
       }
       // The item stays disarmed while its requests are queued or served: a connection is queued once.
@@ -357,7 +354,7 @@ Proc<void> RpcServer::pool_worker(Worker& w) {
     if (p_.connections == "per_request") {
       co_await close_conn(w, s);
     } else {
-      co_await k.epoll_ctl_mod(t, *dispatch_ep_, s, kEpollIn);  // re-arm the EPOLLONESHOT item
+      co_await k.epoll_ctl_mod(t, *dispatch_ep_, s, kEpollIn | kEpollOneshot);  // re-arm it
     }
   }
 }

@@ -125,7 +125,6 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
         co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
         co_await send(*f);
       }
-      Kernel::ep_link_if_ready(ep, cs);
     }
   }
 }
@@ -233,11 +232,12 @@ void TcpRr::end_measurement() {}
 Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
   // neper's server state machine (rr.c), one flow per epoll item, level-triggered:
   //   rr_server_state_0 (EPOLLIN): rr_do_recv() reads up to min(rest of the request, -B) bytes;
-  //     when the request is complete, rr_server_state_1: flow_mod(EPOLLOUT). ep_modify() finds the
-  //     socket writable and queues it at once, so the next epoll_wait() returns it;
+  //     when the request is complete, rr_server_state_1: flow_mod(EPOLLOUT). ep_send_events()
+  //     re-queued the item as it reported it, so ep_modify() finds it linked and leaves it there;
+  //     the next epoll_wait() re-polls it, writable, and returns it;
   //   rr_server_state_2 (EPOLLOUT): rr_do_send() sends up to min(rest of the response, -B) bytes
-  //     (one send() per event); when the response is out, flow_mod(EPOLLIN), whose ep_modify()
-  //     queues the socket again if the next request is already readable.
+  //     (one send() per event); when the response is out, flow_mod(EPOLLIN): the next
+  //     epoll_wait() reports the item again if the next request is already readable.
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   Kernel& k = *k_;
@@ -303,7 +303,6 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
           continue;
         }
       }
-      Kernel::ep_link_if_ready(ep, s);  // level-triggered: reported again while ready under its mask
     }
   }
 }

@@ -135,7 +135,6 @@ Proc<void> XskRr::server(Server& srv) {
       if (breakdown_) flows_[static_cast<std::size_t>(f.sock)].marks.push_back(Marks{f.ring_at, f.at, k.now(), 0});
     }
     sock.rx_avail = static_cast<std::int64_t>(xs.visible());
-    if (srv.ep) Kernel::ep_link_if_ready(*srv.ep, sock);  // level-triggered: reported again while entries wait
     srv.served += static_cast<std::uint64_t>(n);
     k.xsk_fill(xs, n);
     if (!xs.need_wakeup || xs.tx_need_wakeup || !xs.zerocopy) co_await k.xsk_sendto(t, xs);

@@ -134,9 +134,12 @@ TEST(AppTest, ClosedLoopDoesNotQueueBeyondItsFlows) {
   for (const SimRun* r : {&a, &b}) {
     EXPECT_LE(r->r["conservation"]["in_flight"].get<double>(), 8);
     EXPECT_NEAR(r->summary()["throughput"].get<double>(), 100000, 0.03 * 100000);
-    EXPECT_NEAR(r->lat("p50"), 8 * 10000, 0.05 * 8 * 10000);  // 8 flows share the one worker
+    // 8 flows share the one worker: Little's law gives the mean. (The median depends on the order
+    // the worker finds them in: a flow whose next request comes after the worker's next
+    // epoll_wait() scanned its re-queued item drops out of that round.)
+    EXPECT_NEAR(r->lat("mean"), 8 * 10000, 0.05 * 8 * 10000);
   }
-  EXPECT_NEAR(b.lat("p50"), a.lat("p50"), 0.02 * a.lat("p50"));
+  EXPECT_NEAR(b.lat("mean"), a.lat("mean"), 0.02 * a.lat("mean"));
 }
 
 // ---- application overload ----

@@ -1,6 +1,7 @@
 // Unit tests of epoll (sim/kernel/socket.cpp: ep_poll, epoll_pwait2, the userspace busy loop,
 // epoll_ctl's ep_modify) against hand-computed timelines, on the shared rig
 // (tests/unit/kernel_rig.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,8 +25,9 @@ CostParams epoll_costs() {
   return c;
 }
 
-/// What ep_poll_callback() queues: `s` on `ep`'s ready list.
+/// What ep_poll_callback() queues: `s`, with data to read, on `ep`'s ready list.
 void make_ready(Epoll& ep, Socket& s) {
+  s.rx_avail = std::max<std::int64_t>(s.rx_avail, 1);  // ep_send_events() re-polls it
   ep.ready.push_back(s.id);
   s.on_ready_list = true;
 }
@@ -59,6 +61,52 @@ struct EpollRig {
     return t;
   }
 };
+
+TEST(KernelTest, EpSendEventsRequeuesLevelTriggeredItemsAndDisarmsOneshotOnes) {
+  // Three sockets with data, added in the order a, b, c (c with EPOLLONESHOT): the ready list is
+  // [a, b, c]. ep_send_events() with maxevents 2 reports a and b (2 x 40 ns) and puts them back
+  // at once (level-triggered), behind c, which the scan did not reach: [c, a, b]. The next call
+  // reports c, a, b; c is disarmed (its events cleared, unlinked), a and b go back again. Once a's
+  // data is read, the scan an epoll_wait() starts with drops a, at the head, and finds b; with b
+  // read as well nothing is available, and a packet for the disarmed c queues nothing.
+  EpollRig e;
+  Socket& a = e.add_socket(1);
+  Socket& b = e.add_socket(2);
+  Socket& c = e.add_socket(3);
+  for (Socket* s : {&a, &b, &c})
+    s->rx_avail = 100;
+  e.r.k.epoll_ctl_add(e.ep, a);
+  e.r.k.epoll_ctl_add(e.ep, b);
+  e.r.k.epoll_ctl_add(e.ep, c, kEpollIn | kEpollOneshot);
+  Task& t = e.r.k.create_task("t", TaskKind::kUser, e.r.only(0));
+  auto list = [&] {
+    std::vector<int> ids;
+    for (std::size_t i = 0; i < e.ep.ready.size(); ++i) {
+      ids.push_back(e.ep.ready.front());
+      e.ep.ready.push_back(e.ep.ready.front());
+      e.ep.ready.pop_front();
+    }
+    return ids;
+  };
+  std::vector<int> out;
+  EXPECT_EQ(e.r.k.ep_send_events(t, e.ep, 2, out), 80);
+  EXPECT_EQ(out, (std::vector<int>{a.id, b.id}));
+  EXPECT_EQ(list(), (std::vector<int>{c.id, a.id, b.id}));
+  EXPECT_EQ(e.r.k.ep_send_events(t, e.ep, 16, out), 120);
+  EXPECT_EQ(out, (std::vector<int>{c.id, a.id, b.id}));
+  EXPECT_EQ(list(), (std::vector<int>{a.id, b.id}));
+  EXPECT_EQ(c.ep_events, kEpollOneshot);
+  EXPECT_FALSE(c.on_ready_list);
+  a.rx_avail = 0;
+  EXPECT_TRUE(e.r.k.ep_events_available(e.ep));
+  EXPECT_EQ(list(), (std::vector<int>{b.id}));
+  EXPECT_FALSE(a.on_ready_list);
+  b.rx_avail = 0;
+  EXPECT_FALSE(e.r.k.ep_events_available(e.ep));
+  EXPECT_FALSE(b.on_ready_list);
+  e.r.k.sk_data_ready(Ctx{}, c);
+  EXPECT_TRUE(e.ep.ready.empty());
+}
 
 TEST(KernelTest, EpollWaitLeavesTheTransferOwedWhenAsked) {
   // syscall 100 + epoll_wait 250 ns entry, 40 ns per event. Two sockets already ready at t=0: one
@@ -341,15 +389,16 @@ Proc<void> out_then_in(Kernel& k, Task& t, Epoll& ep, Socket& s, Nanos* ret1, in
 
 TEST(KernelTest, EpolloutOnlyItemIgnoresDataUntilModBackToEpollin) {
   // The socket is added for EPOLLOUT: writable, so ep_insert() queues it, and the first
-  // epoll_wait() returns it at once (entry 350 + event 40: at 390). The task then sleeps on a
-  // test wait queue. A 1000-byte packet arrives at 5 us (interrupt, NAPI and protocol costs 0):
-  // the data is queued on the socket, but ep_poll_callback() leaves the EPOLLOUT-only item alone
-  // (pollflags & epi->event.events == 0): not on the ready list at 6 us, and no epoll wakeup.
-  // At 10 us the test wakes the task (from CPU 1, costs 0); epoll_ctl(MOD, EPOLLIN) runs
-  // 10000..10300 and ep_modify()'s ep_item_poll() finds the data: queued at 10300, and the second
-  // epoll_wait() returns it at 10300 + 390 = 10690. System time 390 + 300 + 390 = 1080.
-  // Without the packet, the MOD finds nothing: the second wait's entry runs 10300..10650 and the
-  // task sleeps (system time 390 + 300 + 350 = 1040).
+  // epoll_wait() returns it at once (entry 350 + event 40: at 390) and re-queues it
+  // (level-triggered). The task then sleeps on a test wait queue. A 1000-byte packet arrives at
+  // 5 us (interrupt, NAPI and protocol costs 0): the data is queued on the socket, but
+  // ep_poll_callback() leaves the EPOLLOUT-only item alone (pollflags & epi->event.events == 0):
+  // still where ep_send_events() put it at 6 us, and no epoll wakeup. At 10 us the test wakes the
+  // task (from CPU 1, costs 0); epoll_ctl(MOD, EPOLLIN) runs 10000..10300 and finds the item
+  // linked, and the second epoll_wait()'s scan re-polls it under EPOLLIN: the data is there, so
+  // it returns it at 10300 + 390 = 10690. System time 390 + 300 + 390 = 1080. Without the packet
+  // the scan drops the item: the second wait's entry runs 10300..10650 and the task sleeps
+  // (system time 390 + 300 + 350 = 1040).
   for (const bool data : {true, false}) {
     SCOPED_TRACE(data ? "data queued" : "no data");
     Rig r{shape(2), KernelParams{}, epoll_ctl_costs()};
@@ -377,8 +426,10 @@ TEST(KernelTest, EpolloutOnlyItemIgnoresDataUntilModBackToEpollin) {
     r.settle();
     EXPECT_EQ(ret1, 390);
     EXPECT_EQ(n1, 1);
-    EXPECT_FALSE(queued_at_6us);
-    EXPECT_TRUE(empty_at_6us);
+    // ep_send_events() re-queued the level-triggered item as it reported it (still writable);
+    // the packet's ep_poll_callback() found it linked and left it alone.
+    EXPECT_TRUE(queued_at_6us);
+    EXPECT_FALSE(empty_at_6us);
     EXPECT_EQ(avail_at_6us, data ? 1000 : 0);
     EXPECT_EQ(s.ep_events, kEpollIn);
     if (data) {

@@ -68,7 +68,6 @@ Proc<void> epoll_acceptor(Kernel& k, Task& t, Epoll& ep, Listener& l, Acceptor& 
     a.returned.push_back(k.now());
     for (int i = 0; i < n; ++i) {
       a.accepted.push_back(co_await k.sys_accept(t, l, nullptr));
-      Kernel::ep_link_if_ready(ep, k.socket(ev[static_cast<std::size_t>(i)]));
     }
   }
 }

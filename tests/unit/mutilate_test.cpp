@@ -212,9 +212,10 @@ TEST(MutilateWorkload, DepthBoundsOutstandingRequestsAndPeakModeKeepsThemFull) {
         {{"qps", 0}, {"threads", 1}, {"connections", 8}, {"depth", depth}, {"server_threads", 2}, {"update", 0.1}}));
     EXPECT_EQ(r.cons()["max_outstanding_per_connection"].get<int>(), depth);
     // At the run's end a client thread may have completed responses whose successors it has not
-    // issued yet (it is in its read handler): all but those slots are full.
+    // issued yet (it reads a whole batch of events before client_drive() issues): at most one
+    // slot per connection is empty.
     EXPECT_LE(r.cons()["in_flight"].get<int>(), 8 * depth);
-    EXPECT_GT(r.cons()["in_flight"].get<int>(), 8 * (depth - 1));
+    EXPECT_GE(r.cons()["in_flight"].get<int>(), 8 * (depth - 1));
     EXPECT_GT(r.m()["sets"].get<int>(), 0);
     EXPECT_GT(r.m()["update"]["count"].get<int>(), 0);
     EXPECT_EQ(r.m()["op_q"]["p99"].get<double>() <= 1.1 * depth + 1e-9, true);
