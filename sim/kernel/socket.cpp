@@ -265,11 +265,12 @@ int Kernel::EpollWaitAwait::await_resume() {
 
 bool Kernel::ep_poll_wait_again(Task& t) {
   Epoll& ep = *t.ep_poll;
-  if (!ep.ready.empty()) {
+  if (ep_events_available(ep)) {
     t.ep_poll = nullptr;
     return false;
   }
-  // ep_poll(): no events yet (the entry just ended, or the wakeup found the list emptied): sleep.
+  // ep_poll(): no events yet (the entry just ended, or the wakeup found the list emptied or only
+  // items no longer ready on it): sleep.
   sleep_task(t, ep.wq, t.slot.h);
   return true;
 }
@@ -334,7 +335,7 @@ Proc<int> Kernel::ep_poll_proc(Task& t, Epoll& ep, int maxevents, std::vector<in
   if (!ep_events_available(ep) || ep.prefer_busy_poll) {
     co_await exec(task_ctx(t, CpuClass::kSystem), cost);
     cost = 0;
-    while (ep.ready.empty()) {
+    while (!ep_events_available(ep)) {
       if (owed) *owed = 0;
       if (timeout == 0 || now() >= expiry) co_return 0;  // timed_out, and nothing came
       if (ep_busy_loop_on(ep) && co_await ep_busy_loop(t, ep)) continue;
