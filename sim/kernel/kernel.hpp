@@ -498,15 +498,6 @@ class Kernel : public EventSink, public WakeView {
     return static_cast<std::uint8_t>(s.ep_events &
                                      ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
   }
-  /// "if (ep_item_poll(epi) && !ep_is_linked(epi)) list_add_tail(&epi->rdllink, &ep->rdllist)"
-  /// (fs/eventpoll.c v6.6): ep_insert() and ep_modify() on epoll_ctl(). Returns whether the item
-  /// was linked now.
-  static bool ep_link_if_ready(Epoll& ep, Socket& s) {
-    if (!ep_item_poll(s) || s.on_ready_list) return false;
-    ep.ready.push_back(s.id);
-    s.on_ready_list = true;
-    return true;
-  }
   /// sk_stream_is_writeable(): free send space >= half of what is queued (sk_stream_wspace >=
   /// sk_stream_min_wspace, as tcp_ack()'s write-space check); a socket without flow control
   /// (sndbuf 0) is always writable.
@@ -716,6 +707,15 @@ class Kernel : public EventSink, public WakeView {
   Snapshot snapshot();
 
  private:
+  /// "if (ep_item_poll(epi) && !ep_is_linked(epi)) list_add_tail(&epi->rdllink, &ep->rdllist)"
+  /// (fs/eventpoll.c v6.6): ep_insert() and ep_modify() on epoll_ctl(). Returns whether the item
+  /// was linked now.
+  static bool ep_link_if_ready(Epoll& ep, Socket& s) {
+    if (!ep_item_poll(s) || s.on_ready_list) return false;
+    ep.ready.push_back(s.id);
+    s.on_ready_list = true;
+    return true;
+  }
   /// kthread_create()'s new thread: asleep, its body resumed by its first wakeup.
   void kthread_init(Task& t, CpuClass cls);
   enum EventKind : std::uint32_t {
