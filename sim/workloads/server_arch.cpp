@@ -42,6 +42,12 @@
 
 namespace napisim {
 
+namespace {
+// thread_pool's dispatcher holds every connection with EPOLLONESHOT (added and re-armed so): a
+// connection whose requests are queued or served is reported once.
+constexpr std::uint8_t kPoolItem = kEpollIn | kEpollOneshot;
+}  // namespace
+
 void RpcServer::setup_arch(const RngRoot& rng, const CpuMask& allowed) {
   Kernel& k = *k_;
   const std::string& arch = p_.server_arch;
@@ -108,7 +114,7 @@ void RpcServer::attach_flow(Flow& f, Socket& s, std::size_t index) {
     return;
   }
   if (arch == "thread_pool") {
-    k.epoll_ctl_add(*dispatch_ep_, s, kEpollIn | kEpollOneshot);
+    k.epoll_ctl_add(*dispatch_ep_, s, kPoolItem);
     s.reader = dispatcher_;
     return;
   }
@@ -215,8 +221,7 @@ Proc<void> RpcServer::accept_into(Task& t, Epoll& ep, Socket& item) {
   const int child = co_await k.sys_accept(t, l, nullptr);  // O_NONBLOCK: -EAGAIN if another took it
   if (child >= 0) {
     co_await k.exec(k.task_ctx(t, CpuClass::kSystem), k.epoll_ctl_ns());  // EPOLL_CTL_ADD
-    // thread_pool's dispatcher holds its connections with EPOLLONESHOT.
-    k.epoll_ctl_add(ep, k.socket(child), &ep == dispatch_ep_ ? kEpollIn | kEpollOneshot : kEpollIn);
+    k.epoll_ctl_add(ep, k.socket(child), &ep == dispatch_ep_ ? kPoolItem : kEpollIn);
     k.socket(child).reader = &t;
   }
 }
@@ -308,7 +313,7 @@ Proc<void> RpcServer::pool_dispatcher() {
       while (frame_next(f, s, &req, &readable))
         f.framed.push_back(Flow::Framed{req, readable});
       if (f.framed.empty()) {  // no whole request yet: re-arm
-        co_await k.epoll_ctl_mod(t, ep, s, kEpollIn | kEpollOneshot);
+        co_await k.epoll_ctl_mod(t, ep, s, kPoolItem);
         continue;
       }
       // The item stays disarmed while its requests are queued or served: a connection is queued once.
@@ -354,7 +359,7 @@ Proc<void> RpcServer::pool_worker(Worker& w) {
     if (p_.connections == "per_request") {
       co_await close_conn(w, s);
     } else {
-      co_await k.epoll_ctl_mod(t, *dispatch_ep_, s, kEpollIn | kEpollOneshot);  // re-arm it
+      co_await k.epoll_ctl_mod(t, *dispatch_ep_, s, kPoolItem);  // re-arm it
     }
   }
 }
