@@ -15,6 +15,7 @@
 
 #include "sim/calibrate/fit.hpp"
 #include "sim/calibrate/runner.hpp"
+#include "sim/calibrate/targets.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
 #include "sim/kernel/costs.hpp"
@@ -64,164 +65,48 @@ struct Targets {
   std::string output;
 };
 
-void check_keys(const Json& obj, const std::string& ptr, std::initializer_list<const char*> allowed) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    bool ok = false;
-    for (const char* a : allowed)
-      ok = ok || it.key() == a;
-    if (!ok) {
-      std::string list;
-      for (const char* a : allowed)
-        list += std::string(list.empty() ? "" : ", ") + a;
-      throw ConfigError(json_pointer_append(ptr, it.key()), "unknown key; expected one of " + list);
-    }
-  }
-}
-
-const Json& need(const Json& obj, const std::string& ptr, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end()) throw ConfigError(json_pointer_append(ptr, key), "missing (required)");
-  return *it;
-}
-
-double number(const Json& v, const std::string& ptr) {
-  if (!v.is_number()) throw ConfigError(ptr, "expected a number, got " + describe_json_value(v));
-  return v.get<double>();
-}
-
-std::string string_at(const Json& v, const std::string& ptr) {
-  if (!v.is_string() || v.get<std::string>().empty())
-    throw ConfigError(ptr, "expected a non-empty string, got " + describe_json_value(v));
-  return v.get<std::string>();
-}
-
-// Overrides: {"path": value, ...} (as napisim.run(overrides=...)) or ["path=value", ...] (as --set).
-std::vector<std::string> parse_overrides(const Json& v, const std::string& ptr) {
-  std::vector<std::string> out;
-  if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it)
-      out.push_back(it.key() + "=" + it.value().dump());
-  } else if (v.is_array()) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string s = string_at(v[i], json_pointer_append(ptr, i));
-      if (s.find('=') == std::string::npos)
-        throw ConfigError(json_pointer_append(ptr, i), "expected path=value, got \"" + s + "\"");
-      out.push_back(s);
-    }
-  } else {
-    throw ConfigError(ptr,
-                      "expected an object {path: value} or an array of \"path=value\", got " + describe_json_value(v));
-  }
-  return out;
-}
-
-RunSpec parse_run(const Json& t, const std::string& ptr, const fs::path& dir) {
-  RunSpec r;
-  fs::path f = string_at(need(t, ptr, "scenario"), ptr + "/scenario");
+RunSpec run_spec(const RunDoc& d, const fs::path& dir) {
+  fs::path f = d.scenario;
   if (f.is_relative()) f = dir / f;
-  r.scenario = f.lexically_normal().string();
-  if (auto it = t.find("overrides"); it != t.end()) r.sets = parse_overrides(*it, ptr + "/overrides");
-  return r;
+  return RunSpec{f.lexically_normal().string(), override_sets(d.overrides)};
 }
 
+// The targets file: shapes and values checked by parse_targets_doc() (targets.hpp), then the
+// scenario paths resolved against the file's directory.
 Targets parse_targets(const std::string& file) {
-  const Json doc = load_json_file(file);
-  if (!doc.is_object()) throw ConfigError("/", "expected a targets object, got " + describe_json_value(doc));
-  check_keys(doc, "",
-             {"description", "seeds", "sets", "params", "targets", "prior_weight", "max_iterations", "max_evaluations",
-              "fd_step", "output"});
+  const TargetsDoc doc = parse_targets_doc(load_json_file(file));
   Targets t;
   t.file = file;
   const fs::path dir = fs::absolute(file).parent_path();
-  if (auto it = doc.find("seeds"); it != doc.end()) {
-    if (!it->is_array() || it->empty()) throw ConfigError("/seeds", "expected a non-empty array of seeds");
-    t.seeds.clear();
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      if (!(*it)[i].is_number_integer() || (*it)[i].get<std::int64_t>() < 0)
-        throw ConfigError("/seeds/" + std::to_string(i), "expected a seed >= 0, got " + describe_json_value((*it)[i]));
-      t.seeds.push_back((*it)[i].get<std::int64_t>());
-    }
-  }
-  if (auto it = doc.find("sets"); it != doc.end()) t.sets = parse_overrides(*it, "/sets");
-  if (auto it = doc.find("prior_weight"); it != doc.end()) {
-    t.prior_weight = number(*it, "/prior_weight");
-    if (t.prior_weight < 0) throw ConfigError("/prior_weight", "expected >= 0");
-  }
-  if (auto it = doc.find("max_iterations"); it != doc.end()) {
-    if (!it->is_number_integer() || it->get<int>() < 0)
-      throw ConfigError("/max_iterations", "expected an integer >= 0");
-    t.max_iterations = it->get<int>();
-  }
-  if (auto it = doc.find("max_evaluations"); it != doc.end()) {
-    if (!it->is_number_integer() || it->get<int>() < 1)
-      throw ConfigError("/max_evaluations", "expected an integer >= 1");
-    t.max_evaluations = it->get<int>();
-  }
-  if (auto it = doc.find("fd_step"); it != doc.end()) {
-    t.fd_step = number(*it, "/fd_step");
-    if (!(t.fd_step > 0 && t.fd_step < 1)) throw ConfigError("/fd_step", "expected a log step in (0, 1)");
-  }
-  if (auto it = doc.find("output"); it != doc.end()) {
-    fs::path o = string_at(*it, "/output");
+  t.seeds = doc.seeds;
+  t.sets = override_sets(doc.sets);
+  t.prior_weight = doc.prior_weight;
+  t.max_iterations = doc.max_iterations;
+  t.max_evaluations = doc.max_evaluations;
+  t.fd_step = doc.fd_step;
+  if (!doc.output.empty()) {
+    const fs::path o = doc.output;
     t.output = (o.is_relative() ? dir / o : o).lexically_normal().string();
   }
-
-  // Cost parameters: names and defaults from CostParams (the documented starting values).
   const Json defaults = params_to_json(CostParams{});
-  const Json& ps = need(doc, "", "params");
-  if (!ps.is_object() || ps.empty()) throw ConfigError("/params", "expected an object {cost parameter: {min, max}}");
-  for (auto it = ps.begin(); it != ps.end(); ++it) {
-    const std::string p = json_pointer_append("/params", it.key());
-    if (!defaults.contains(it.key())) {
-      std::string names;
-      for (auto d = defaults.begin(); d != defaults.end(); ++d)
-        names += (names.empty() ? "" : ", ") + d.key();
-      throw ConfigError(p, "unknown cost parameter; expected one of " + names);
-    }
-    if (!it.value().is_object()) throw ConfigError(p, "expected {\"min\": .., \"max\": ..}");
-    check_keys(it.value(), p, {"min", "max", "start"});
-    ParamSpec s;
-    s.name = it.key();
-    s.integral = defaults[it.key()].is_number_integer();
-    s.start =
-        it.value().contains("start") ? number(it.value()["start"], p + "/start") : defaults[it.key()].get<double>();
-    s.lo = number(need(it.value(), p, "min"), p + "/min");
-    s.hi = number(need(it.value(), p, "max"), p + "/max");
-    if (!(s.lo > 0)) throw ConfigError(p + "/min", "expected > 0 (the fit is in log space)");
-    if (!(s.hi > s.lo)) throw ConfigError(p + "/max", "expected > min");
-    if (s.start < s.lo || s.start > s.hi)
-      throw ConfigError(p, "the start value " + format_number(s.start) + " is outside [min, max]");
-    t.params.push_back(s);
+  for (auto it = doc.params.begin(); it != doc.params.end(); ++it) {
+    const BoundsDoc b = parse_params<BoundsDoc>(it.value(), json_pointer_append("/params", it.key()));
+    t.params.push_back(ParamSpec{it.key(), b.start ? *b.start : defaults[it.key()].get<double>(), b.min, b.max,
+                                 defaults[it.key()].is_number_integer()});
   }
-
-  const Json& ts = need(doc, "", "targets");
-  if (!ts.is_array() || ts.empty()) throw ConfigError("/targets", "expected a non-empty array of measured points");
-  for (std::size_t i = 0; i < ts.size(); ++i) {
+  for (std::size_t i = 0; i < doc.targets.size(); ++i) {
     const std::string p = "/targets/" + std::to_string(i);
-    const Json& j = ts[i];
-    if (!j.is_object()) throw ConfigError(p, "expected an object");
-    check_keys(j, p, {"name", "scenario", "overrides", "metric", "measured", "weight", "fit", "baseline", "source"});
+    const TargetDoc& d = doc.targets[i];
     Target tg;
-    tg.run = parse_run(j, p, dir);
-    tg.name = j.contains("name") ? string_at(j["name"], p + "/name") : fs::path(tg.run.scenario).stem().string();
-    tg.metric = string_at(need(j, p, "metric"), p + "/metric");
-    tg.measured = number(need(j, p, "measured"), p + "/measured");
-    if (j.contains("weight")) {
-      tg.weight = number(j["weight"], p + "/weight");
-      if (tg.weight < 0) throw ConfigError(p + "/weight", "expected >= 0");
-    }
-    if (j.contains("fit")) {
-      if (!j["fit"].is_boolean()) throw ConfigError(p + "/fit", "expected true or false");
-      tg.fit = j["fit"].get<bool>();
-    }
-    if (j.contains("baseline")) {
-      const Json& b = j["baseline"];
-      if (!b.is_object()) throw ConfigError(p + "/baseline", "expected {scenario, overrides}");
-      check_keys(b, p + "/baseline", {"scenario", "overrides"});
+    tg.run = run_spec(d, dir);
+    tg.name = d.name.empty() ? fs::path(tg.run.scenario).stem().string() : d.name;
+    tg.metric = d.metric;
+    tg.measured = *d.measured;
+    tg.weight = d.weight;
+    tg.fit = d.fit;
+    if (!d.baseline.is_null()) {
       tg.relative = true;
-      tg.baseline = parse_run(b, p + "/baseline", dir);
-    } else if (tg.measured == 0) {
-      throw ConfigError(p + "/measured", "expected a non-zero value (residuals are relative errors)");
+      tg.baseline = run_spec(parse_params<RunDoc>(d.baseline, p + "/baseline"), dir);
     }
     for (const RunSpec* r : {&tg.run, tg.relative ? &tg.baseline : nullptr})
       if (r && !fs::exists(r->scenario))

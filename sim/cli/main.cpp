@@ -15,6 +15,7 @@
 
 #include "sim/calibrate/calibrate.hpp"
 #include "sim/calibrate/compare.hpp"
+#include "sim/calibrate/targets.hpp"
 #include "sim/cli/host_commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
@@ -234,10 +235,15 @@ int main(int argc, char** argv) {
   validate->add_option("file", file, "Scenario JSON file or name (napisim list-scenarios)")->required();
   validate->add_option("--set", sets, "Override a value: path=value; repeatable");
 
-  bool schema_results = false;
+  bool schema_results = false, schema_targets = false;
   auto* schema = app.add_subcommand("schema", "Print the scenario JSON Schema");
-  schema->add_flag("--results", schema_results,
-                   "Print the JSON Schema of what results report of each host instead (docs/results.md)");
+  auto* schema_results_flag =
+      schema->add_flag("--results", schema_results,
+                       "Print the JSON Schema of what results report of each host instead (docs/results.md)");
+  schema
+      ->add_flag("--targets", schema_targets,
+                 "Print the JSON Schema of a calibration targets file instead (calibration/README.md)")
+      ->excludes(schema_results_flag);
   app.add_subcommand("list-models", "List the receive-path models");
   app.add_subcommand("list-workloads", "List the workload types");
   app.add_subcommand("list-scenarios", "List the scenario names run and validate accept (and napisim.run in Python)");
@@ -355,7 +361,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (schema->parsed()) {
-      std::cout << (schema_results ? napisim::host_results_schema() : napisim::scenario_schema()).dump(2) << "\n";
+      const napisim::Json doc = schema_targets   ? napisim::calibrate::targets_schema()
+                                : schema_results ? napisim::host_results_schema()
+                                                 : napisim::scenario_schema();
+      std::cout << doc.dump(2) << "\n";
       return 0;
     }
     if (app.got_subcommand("list-scenarios")) {

@@ -563,6 +563,40 @@ sys.exit(0 if ok else 1)
 EOF
     ;;
 
+  schema_targets)
+    # schema --targets describes what calibrate accepts: the shipped targets file passes, and the
+    # schema rejects what parse_targets_doc() rejects.
+    expect_rc 0 "$napisim" schema --targets
+    mv cmd.out targets_schema.json
+    $py - targets_schema.json "$src/calibration/targets.json" << 'EOF' || fail "targets schema check failed"
+import copy, json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+doc = json.load(open(sys.argv[2]))
+ok = True
+for e in list(v.iter_errors(doc))[:10]:
+    print(f"/{'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
+    ok = False
+def rejects(what, change):
+    global ok
+    bad = copy.deepcopy(doc)
+    change(bad)
+    if v.is_valid(bad):
+        print("schema accepts " + what, file=sys.stderr)
+        ok = False
+rejects("an unknown key /targets/0/metirc", lambda d: d["targets"][0].update(metirc="throughput"))
+rejects("a target without measured", lambda d: d["targets"][0].pop("measured"))
+rejects("an unknown cost parameter", lambda d: d["params"].update(rx_skb_nss={"min": 1, "max": 2}))
+rejects("fd_step 1", lambda d: d.update(fd_step=1))
+rejects("weight -1", lambda d: d["targets"][0].update(weight=-1))
+sys.exit(0 if ok else 1)
+EOF
+    expect_bad_input '/targets/0/metirc: unknown key' "$napisim" calibrate \
+      <(sed '0,/"metric"/s//"metirc"/' "$src/calibration/targets.json") --dry-run
+    ;;
+
   compare_explain)
     # compare --explain: each band's stages paired per seed; in every band the stages' changes add
     # up to the latency's; dearer skbs are called in the server's napi stage.

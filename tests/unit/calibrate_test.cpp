@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/calibrate/fit.hpp"
+#include "sim/calibrate/targets.hpp"
+#include "sim/core/error.hpp"
 
 namespace napisim::calibrate {
 namespace {
@@ -128,6 +130,89 @@ TEST(CalibrateMetricTest, SummaryPaths) {
   EXPECT_FALSE(summary_metric(s, "latency_p42", &v));
   EXPECT_FALSE(summary_metric(s, "name", &v));  // not a number
   EXPECT_FALSE(summary_metric(s, "cpu", &v));   // an object
+}
+
+// The targets file through fields(): defaults, both override forms, and each check with the JSON
+// pointer it names.
+Json minimal_targets() {
+  return Json::parse(R"({"params": {"rx_skb_ns": {"min": 100, "max": 4000}},
+                         "targets": [{"scenario": "a.json", "metric": "throughput", "measured": 2e6}]})");
+}
+
+std::string targets_error(const Json& doc) {
+  try {
+    (void)parse_targets_doc(doc);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CalibrateTargetsTest, DefaultsAndOverrides) {
+  Json d = minimal_targets();
+  TargetsDoc t = parse_targets_doc(d);
+  EXPECT_EQ(t.seeds, std::vector<std::int64_t>{1});
+  EXPECT_EQ(t.max_iterations, 6);
+  EXPECT_EQ(t.fd_step, 0.05);
+  ASSERT_EQ(t.targets.size(), 1U);
+  EXPECT_EQ(t.targets[0].weight, 1.0);
+  EXPECT_TRUE(t.targets[0].fit);
+  EXPECT_TRUE(t.targets[0].baseline.is_null());
+  EXPECT_TRUE(override_sets(t.sets).empty());
+
+  d["sets"] = Json::parse(R"({"duration_s": 0.05})");
+  d["targets"][0]["overrides"] = Json::parse(R"(["workload.params.num_flows=8"])");
+  d["targets"][0]["baseline"] = Json::parse(R"({"scenario": "b.json"})");
+  d["targets"][0]["measured"] = 0;  // a relative change may be zero
+  t = parse_targets_doc(d);
+  EXPECT_EQ(override_sets(t.sets), std::vector<std::string>{"duration_s=0.05"});
+  EXPECT_EQ(override_sets(t.targets[0].overrides), std::vector<std::string>{"workload.params.num_flows=8"});
+  EXPECT_EQ(t.targets[0].baseline["scenario"], "b.json");
+}
+
+TEST(CalibrateTargetsTest, ErrorsNameThePointer) {
+  const auto with = [](const char* ptr, const Json& v) {
+    Json d = minimal_targets();
+    d[Json::json_pointer(ptr)] = v;
+    return targets_error(d);
+  };
+  const auto without = [](const char* key) {
+    Json d = minimal_targets();
+    d.erase(key);
+    return targets_error(d);
+  };
+  EXPECT_NE(with("/targets/0/metirc", "x").find("/targets/0/metirc: unknown key"), std::string::npos);
+  EXPECT_NE(with("/params/rx_skb_nss", Json::parse(R"({"min": 1, "max": 2})")).find("unknown cost parameter"),
+            std::string::npos);
+  EXPECT_NE(with("/params/rx_skb_ns/min", 0).find("/params/rx_skb_ns/min: expected > 0"), std::string::npos);
+  EXPECT_NE(with("/params/rx_skb_ns/max", 50).find("/params/rx_skb_ns/max: expected > min"), std::string::npos);
+  EXPECT_NE(with("/params/rx_skb_ns/start", 5000).find("outside [min, max]"), std::string::npos);
+  EXPECT_NE(with("/targets/0/weight", -1).find("/targets/0/weight"), std::string::npos);
+  EXPECT_NE(with("/targets/0/measured", 0).find("/targets/0/measured: expected a non-zero"), std::string::npos);
+  EXPECT_NE(with("/targets/0/overrides", 3).find("/targets/0/overrides: expected an object"), std::string::npos);
+  EXPECT_NE(with("/targets/0/overrides", Json::parse(R"(["x"])")).find("/targets/0/overrides/0: expected path=value"),
+            std::string::npos);
+  EXPECT_NE(with("/targets/0/baseline", Json::object()).find("/targets/0/baseline/scenario: missing"),
+            std::string::npos);
+  EXPECT_NE(with("/fd_step", 1).find("/fd_step: expected a log step in (0, 1)"), std::string::npos);
+  EXPECT_NE(with("/seeds", Json::array()).find("/seeds: expected a non-empty"), std::string::npos);
+  EXPECT_NE(with("/seeds", Json::parse("[-1]")).find("/seeds/0"), std::string::npos);
+  EXPECT_NE(with("/targets", Json::array()).find("/targets: expected a non-empty"), std::string::npos);
+  EXPECT_NE(without("params").find("/params: missing"), std::string::npos);
+  EXPECT_NE(without("targets").find("/targets: missing"), std::string::npos);
+  Json d = minimal_targets();
+  d["targets"][0].erase("metric");
+  EXPECT_NE(targets_error(d).find("/targets/0/metric: missing"), std::string::npos);
+  d = minimal_targets();
+  d["targets"][0].erase("measured");
+  EXPECT_NE(targets_error(d).find("/targets/0/measured: missing"), std::string::npos);
+}
+
+TEST(CalibrateTargetsTest, SchemaRequiresWhatTheParserRequires) {
+  const Json s = targets_schema();
+  EXPECT_EQ(s["required"], Json::parse(R"(["params", "targets"])"));
+  EXPECT_EQ(s["properties"]["targets"]["items"]["required"], Json::parse(R"(["scenario", "metric", "measured"])"));
+  EXPECT_FALSE(s["properties"]["targets"]["items"]["additionalProperties"].get<bool>());
 }
 
 }  // namespace
