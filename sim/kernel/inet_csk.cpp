@@ -97,22 +97,13 @@ void Kernel::tcp_listen_rcv(Ctx ctx, Socket& s, const Skb& skb, const TrainStamp
   listen_data_ready(ctx, l);
 }
 
+// The listen fd's readiness (tcp_poll(): the accept queue is not empty) as its items' re-poll
+// reads it. An item stays on a ready list when the queue empties, as in the kernel: the next
+// ep_send_events() or ep_events_available() re-polls and drops it.
 void Kernel::listen_sync_items(Listener& l) {
   const auto n = static_cast<std::int64_t>(l.accept_queue.size());
-  for (const Listener::Item& it : l.items) {
-    Socket& item = socket(it.sock);
-    item.rx_avail = n;
-    if (n == 0 && item.on_ready_list) {
-      // Nothing left to accept: ep_send_events()' re-poll would not report it (inet_csk_hpp).
-      Fifo<int>& q = it.ep->ready;
-      for (std::size_t i = q.size(); i > 0; --i) {
-        const int id = q.front();
-        q.pop_front();
-        if (id != item.id) q.push_back(id);
-      }
-      item.on_ready_list = false;
-    }
-  }
+  for (const Listener::Item& it : l.items)
+    socket(it.sock).rx_avail = n;
 }
 
 void Kernel::listen_data_ready(Ctx ctx, Listener& l) {

@@ -28,8 +28,9 @@
 //
 // ep_send_events() re-polls each item before reporting it (ep_item_poll()); the only items napisim
 // has that can stop being ready while linked are listen fds, whose readiness another thread's
-// accept() takes away. Their items are unlinked when the accept queue empties, which reports the
-// same events: a woken thread whose ready list is empty again goes back to sleep in ep_poll().
+// accept() takes away. Their items stay linked, as in the kernel, until the next scan drops them:
+// a woken thread whose ready list holds only stale items goes back to sleep in ep_poll()
+// (ep_events_available() re-polls the head).
 #pragma once
 
 #include <cstdint>

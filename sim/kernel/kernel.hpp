@@ -575,6 +575,7 @@ class Kernel : public EventSink, public WakeView {
   Nanos listen_rcv_cost(const Socket& s, const Skb& skb) const;
   /// The listener's sk_data_ready(): ep_poll_callback() per item, accept() waiters (exclusive).
   void listen_data_ready(Ctx ctx, Listener& l);
+  /// The listen fd items' readiness (rx_avail = accept queue length) as a re-poll reads it.
   void listen_sync_items(Listener& l);
   /// inet_csk_accept()'s dequeue without CPU time: the oldest established child, or -1.
   int accept_take(Listener& l);

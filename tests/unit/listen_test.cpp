@@ -120,8 +120,9 @@ TEST(ListenTest, PlainWaiterWokenAfterTheChildIsTakenSleepsAgain) {
   // Two plain items. Worker A (CPU 1) waits in epoll_wait(); worker B (CPU 2) is busy in user mode
   // until 30 us, then calls epoll_wait(). The connection completes at 10 us: both items are
   // linked; A wakes (IPI, 11 us), returns and accepts (11.1 us, + 500 = 11.6 us). The accept
-  // queue is then empty, so B's item leaves B's ready list (ep_send_events' re-poll would drop
-  // it): B's epoll_wait() at 30 us finds nothing and sleeps; B never returns.
+  // queue is then empty, but B's item stays on B's ready list (as in the kernel) until B's
+  // epoll_wait() at 30 us re-polls it, finds nothing to accept and drops it: B sleeps and never
+  // returns.
   ListenRig g(3, 16);
   Socket& child = g.conn();
   Acceptor a, b;
@@ -138,7 +139,10 @@ TEST(ListenTest, PlainWaiterWokenAfterTheChildIsTakenSleepsAgain) {
   };
   start(g.r.k, tb, busy_then_accept(g.r.k, tb, eb, g.l, b), 2);
   g.at(us(10), [&] { g.complete(child); });
+  std::size_t linked_at_20us = 0;
+  g.at(us(20), [&] { linked_at_20us = eb.ready.size(); });
   g.r.run_to(us(60));
+  EXPECT_EQ(linked_at_20us, 1U);  // stale, still linked
   EXPECT_EQ(a.returned, std::vector<Nanos>{us(11)});
   EXPECT_EQ(a.accepted, std::vector<int>{child.id});
   EXPECT_TRUE(b.returned.empty());
