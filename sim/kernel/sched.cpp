@@ -4,8 +4,8 @@
 // __schedule() (put_prev / pick_next_task across the RT and fair classes, context-switch cost),
 // scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle and periodic balancing
 // within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from the busiest
-// CPU), and PSI "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version
-// mirrored: v6.6.
+// CPU; no active balance, no reduced-capacity misfit: docs/kernel-napi.md 9.6.1), and PSI
+// "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
 #include <cmath>
 
 #include "sim/kernel/kernel.hpp"
