@@ -77,24 +77,6 @@ bool CpuMask::any() const {
   return false;
 }
 
-int CpuMask::first() const {
-  return next(-1);
-}
-
-int CpuMask::next(int after) const {
-  int start = after + 1;
-  if (start < 0) start = 0;
-  if (start >= nr_cpus_) return -1;
-  const auto words = this->words();
-  std::size_t wi = static_cast<std::size_t>(start / kWordBits);
-  std::uint64_t w = words[wi] & (~std::uint64_t{0} << (start % kWordBits));
-  while (true) {
-    if (w != 0) return static_cast<int>(wi) * kWordBits + std::countr_zero(w);
-    if (++wi >= words.size()) return -1;
-    w = words[wi];
-  }
-}
-
 bool CpuMask::intersects(const CpuMask& o) const {
   NAPISIM_ASSERT(nr_cpus_ == o.nr_cpus_, "CpuMask size mismatch");
   const auto a = words();

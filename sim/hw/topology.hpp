@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -65,9 +66,22 @@ class CpuMask {
   /// All nr_cpus bits set.
   bool full() const { return count() == nr_cpus_; }
   /// Lowest set cpu, or -1.
-  int first() const;
-  /// Lowest set cpu strictly greater than `after` (after may be -1), or -1.
-  int next(int after) const;
+  int first() const { return next(-1); }
+  /// Lowest set cpu strictly greater than `after` (after may be -1), or -1. Inline: every
+  /// for_each_cpu() walk of placement and balancing calls it once per cpu.
+  int next(int after) const {
+    int start = after + 1;
+    if (start < 0) start = 0;
+    if (start >= nr_cpus_) return -1;
+    const auto w = words();
+    std::size_t wi = static_cast<std::size_t>(start / kWordBits);
+    std::uint64_t bits = w[wi] & (~std::uint64_t{0} << (start % kWordBits));
+    while (true) {
+      if (bits != 0) return static_cast<int>(wi) * kWordBits + std::countr_zero(bits);
+      if (++wi >= w.size()) return -1;
+      bits = w[wi];
+    }
+  }
   bool intersects(const CpuMask& o) const;
 
   CpuMask operator&(const CpuMask& o) const;
