@@ -18,7 +18,6 @@
 #include "sim/calibrate/targets.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/interrupt.hpp"
-#include "sim/kernel/costs.hpp"
 #include "sim/params/fields.hpp"
 #include "sim/params/json_util.hpp"
 
@@ -46,17 +45,11 @@ struct Target {
   RunSpec baseline;
 };
 
-struct ParamSpec {
-  std::string name;
-  double start = 0, lo = 0, hi = 0;
-  bool integral = true;
-};
-
 struct Targets {
   std::string file;
   std::vector<std::int64_t> seeds = {1};
   std::vector<std::string> sets;
-  std::vector<ParamSpec> params;
+  std::vector<FitBounds> params;
   std::vector<Target> targets;
   double prior_weight = 0.0;
   int max_iterations = 6;
@@ -88,12 +81,7 @@ Targets parse_targets(const std::string& file) {
     const fs::path o = doc.output;
     t.output = (o.is_relative() ? dir / o : o).lexically_normal().string();
   }
-  const Json defaults = params_to_json(CostParams{});
-  for (auto it = doc.params.begin(); it != doc.params.end(); ++it) {
-    const BoundsDoc b = parse_params<BoundsDoc>(it.value(), json_pointer_append("/params", it.key()));
-    t.params.push_back(ParamSpec{it.key(), b.start ? *b.start : defaults[it.key()].get<double>(), b.min, b.max,
-                                 defaults[it.key()].is_number_integer()});
-  }
+  t.params = fit_bounds(doc.params);
   for (std::size_t i = 0; i < doc.targets.size(); ++i) {
     const std::string p = "/targets/" + std::to_string(i);
     const TargetDoc& d = doc.targets[i];
@@ -123,7 +111,7 @@ struct Eval {
   double mean = 0, ci95 = 0;  // over seeds
 };
 
-std::vector<std::string> cost_sets(const std::vector<ParamSpec>& ps, const Eigen::VectorXd& p) {
+std::vector<std::string> cost_sets(const std::vector<FitBounds>& ps, const Eigen::VectorXd& p) {
   std::vector<std::string> out;
   for (std::size_t j = 0; j < ps.size(); ++j) {
     const double v = p[static_cast<Eigen::Index>(j)];
@@ -337,8 +325,8 @@ Json run_calibration(const CalibrateOptions& opt) {
   if (fitted.empty()) throw ConfigError("/targets", "no point to fit (every point has fit false or weight 0)");
 
   std::vector<FitParam> fps;
-  for (const ParamSpec& s : t.params)
-    fps.push_back({s.name, s.start, s.lo, s.hi});
+  for (const FitBounds& s : t.params)
+    fps.push_back({s.name, s.start, s.min, s.max});
   const BatchResiduals batch = [&](const std::vector<Eigen::VectorXd>& ps) {
     const auto sims = ev.evaluate(ps, fitted);
     std::vector<Eigen::VectorXd> rs;
@@ -373,19 +361,19 @@ Json run_calibration(const CalibrateOptions& opt) {
     const auto J = static_cast<Eigen::Index>(j);
     const double v = t.params[j].integral ? static_cast<double>(std::llround(fr.params[J])) : fr.params[J];
     std::printf("  %-18s %10s %10s %10s %10s\n", t.params[j].name.c_str(), fmt(fr.start[J]).c_str(), fmt(v).c_str(),
-                fmt(t.params[j].lo).c_str(), fmt(t.params[j].hi).c_str());
+                fmt(t.params[j].min).c_str(), fmt(t.params[j].max).c_str());
     params.push_back({{"name", t.params[j].name},
                       {"start", fr.start[J]},
                       {"fitted", v},
-                      {"min", t.params[j].lo},
-                      {"max", t.params[j].hi}});
+                      {"min", t.params[j].min},
+                      {"max", t.params[j].max}});
     if (t.params[j].integral)
       fragment["costs"][t.params[j].name] = std::llround(fr.params[J]);
     else
       fragment["costs"][t.params[j].name] = v;
   }
   std::printf("\nSensitivities d residual / d log parameter at the solution:\n  %-38s", "point");
-  for (const ParamSpec& s : t.params)
+  for (const FitBounds& s : t.params)
     std::printf(" %14.14s", s.name.c_str());
   std::printf("\n");
   Json jac = Json::array();

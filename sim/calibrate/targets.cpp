@@ -48,27 +48,29 @@ const Json& cost_defaults() {
   return d;
 }
 
-void check_bounds(const Json& v, const std::string& ptr) {
-  if (!v.is_object() || v.empty())
-    throw ConfigError(ptr, "expected an object {cost parameter: {min, max}}, got " + describe_json_value(v));
+// One {min, max, start} entry, checked, with its start resolved.
+FitBounds resolve_bounds(const std::string& name, const Json& v, const std::string& ptr) {
   const Json& defaults = cost_defaults();
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    const std::string p = json_pointer_append(ptr, it.key());
-    if (!defaults.contains(it.key())) {
-      std::string names;
-      for (auto d = defaults.begin(); d != defaults.end(); ++d)
-        names += (names.empty() ? "" : ", ") + d.key();
-      throw ConfigError(p, "unknown cost parameter; expected one of " + names);
-    }
-    const BoundsDoc b = parse_params<BoundsDoc>(it.value(), p);
-    if (!it.value().contains("min")) throw ConfigError(p + "/min", "missing (required)");
-    if (!it.value().contains("max")) throw ConfigError(p + "/max", "missing (required)");
-    if (!(b.min > 0)) throw ConfigError(p + "/min", "expected > 0 (the fit is in log space)");
-    if (!(b.max > b.min)) throw ConfigError(p + "/max", "expected > min");
-    const double start = b.start ? *b.start : defaults[it.key()].get<double>();
-    if (start < b.min || start > b.max)
-      throw ConfigError(p, "the start value " + format_number(start) + " is outside [min, max]");
+  if (!defaults.contains(name)) {
+    std::string names;
+    for (auto d = defaults.begin(); d != defaults.end(); ++d)
+      names += (names.empty() ? "" : ", ") + d.key();
+    throw ConfigError(ptr, "unknown cost parameter; expected one of " + names);
   }
+  const BoundsDoc b = parse_params<BoundsDoc>(v, ptr);
+  if (!v.contains("min")) throw ConfigError(ptr + "/min", "missing (required)");
+  if (!v.contains("max")) throw ConfigError(ptr + "/max", "missing (required)");
+  if (!(b.min > 0)) throw ConfigError(ptr + "/min", "expected > 0 (the fit is in log space)");
+  if (!(b.max > b.min)) throw ConfigError(ptr + "/max", "expected > min");
+  const FitBounds f{name, b.start ? *b.start : defaults[name].get<double>(), b.min, b.max,
+                    defaults[name].is_number_integer()};
+  if (f.start < f.min || f.start > f.max)
+    throw ConfigError(ptr, "the start value " + format_number(f.start) + " is outside [min, max]");
+  return f;
+}
+
+void check_bounds(const Json& v, const std::string& ptr) {
+  (void)fit_bounds(v, ptr);
 }
 
 Json bounds_schema() {
@@ -118,6 +120,15 @@ Json targets_schema() {
   s["properties"]["fd_step"]["exclusiveMinimum"] = 0;
   s["properties"]["fd_step"]["exclusiveMaximum"] = 1;
   return s;
+}
+
+std::vector<FitBounds> fit_bounds(const Json& params, const std::string& path) {
+  if (!params.is_object() || params.empty())
+    throw ConfigError(path, "expected an object {cost parameter: {min, max}}, got " + describe_json_value(params));
+  std::vector<FitBounds> out;
+  for (auto it = params.begin(); it != params.end(); ++it)
+    out.push_back(resolve_bounds(it.key(), it.value(), json_pointer_append(path, it.key())));
+  return out;
 }
 
 std::vector<std::string> override_sets(const Json& overrides) {

@@ -113,6 +113,17 @@ TargetsDoc parse_targets_doc(const Json& doc);
 /// The JSON Schema of a targets file.
 Json targets_schema();
 
+/// One cost parameter to fit: its bounds and its start (the documented default of
+/// sim/kernel/costs.hpp when the file gives none); `integral` for the integer costs.
+struct FitBounds {
+  std::string name;
+  double start = 0, min = 0, max = 0;
+  bool integral = true;
+};
+
+/// The checked entries of TargetsDoc::params (kCostBounds), in the file's order.
+std::vector<FitBounds> fit_bounds(const Json& params, const std::string& path = "/params");
+
 /// `--set`-style "path=value" strings of an overrides value (kOverrides).
 std::vector<std::string> override_sets(const Json& overrides);
 

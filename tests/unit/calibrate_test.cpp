@@ -10,6 +10,7 @@
 #include "sim/calibrate/fit.hpp"
 #include "sim/calibrate/targets.hpp"
 #include "sim/core/error.hpp"
+#include "sim/kernel/costs.hpp"
 
 namespace napisim::calibrate {
 namespace {
@@ -159,6 +160,14 @@ TEST(CalibrateTargetsTest, DefaultsAndOverrides) {
   EXPECT_TRUE(t.targets[0].fit);
   EXPECT_TRUE(t.targets[0].baseline.is_null());
   EXPECT_TRUE(override_sets(t.sets).empty());
+  // The start of a parameter the file leaves open is its documented default (costs.hpp).
+  const std::vector<FitBounds> b = fit_bounds(t.params);
+  ASSERT_EQ(b.size(), 1U);
+  EXPECT_EQ(b[0].name, "rx_skb_ns");
+  EXPECT_EQ(b[0].start, static_cast<double>(CostParams{}.rx_skb_ns));
+  EXPECT_EQ(b[0].min, 100.0);
+  EXPECT_EQ(b[0].max, 4000.0);
+  EXPECT_TRUE(b[0].integral);
 
   d["sets"] = Json::parse(R"({"duration_s": 0.05})");
   d["targets"][0]["overrides"] = Json::parse(R"(["workload.params.num_flows=8"])");
