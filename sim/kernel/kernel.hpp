@@ -473,8 +473,9 @@ class Kernel : public EventSink, public WakeView {
   /// goes back on the ready list at once, an EPOLLONESHOT one is disarmed. Returns the transfer's
   /// CPU cost (epoll_event_ns per event).
   Nanos ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>& out);
-  /// ep_events_available() as an epoll_wait() decides on it: whether the ready list holds an item
-  /// still ready, dropping the ones at its head that are not (ep_send_events() would skip them).
+  /// ep_events_available() as ep_poll() decides on it (with the ep_send_events() that finds only
+  /// stale items and loops back): whether the ready list holds an item still ready, dropping the
+  /// ones at its head that are not.
   bool ep_events_available(Epoll& ep);
   Proc<std::int64_t> sys_recv(Task& t, Socket& s, std::int64_t max_bytes);
   /// sys_recv() in two halves, for callers that chain its CPU time with other work (exec_chain):

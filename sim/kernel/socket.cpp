@@ -217,8 +217,10 @@ Nanos Kernel::ep_send_events(Task& t, Epoll& ep, int maxevents, std::vector<int>
 }
 
 bool Kernel::ep_events_available(Epoll& ep) {
-  // The scan an epoll_wait() starts with, as far as it decides anything: the items at the head no
-  // longer ready leave the list (ep_send_events() would skip them) until a ready one is found.
+  // fs/eventpoll.c v6.6: ep_events_available() only tests !list_empty(&ep->rdllist); ep_poll()
+  // then runs ep_send_events(), and when every item it finds is stale (dropped, 0 events) it loops
+  // back and sleeps. This folds the two as far as they decide anything: the items at the head no
+  // longer ready leave the list until a ready one is found; the empty transfer is not charged.
   while (!ep.ready.empty()) {
     Socket& s = socket(ep.ready.front());
     if (ep_item_poll(s)) return true;
