@@ -32,16 +32,6 @@ CpuMask CpuMask::all(int nr_cpus) {
   return m;
 }
 
-void CpuMask::set(int cpu) {
-  NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
-  words()[static_cast<std::size_t>(cpu / kWordBits)] |= std::uint64_t{1} << (cpu % kWordBits);
-}
-
-void CpuMask::clear(int cpu) {
-  NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
-  words()[static_cast<std::size_t>(cpu / kWordBits)] &= ~(std::uint64_t{1} << (cpu % kWordBits));
-}
-
 void CpuMask::set_all() {
   for (auto& w : words())
     w = ~std::uint64_t{0};
@@ -69,12 +59,6 @@ bool CpuMask::single() const {
     seen = true;
   }
   return seen;
-}
-
-bool CpuMask::any() const {
-  for (auto w : words())
-    if (w != 0) return true;
-  return false;
 }
 
 bool CpuMask::intersects(const CpuMask& o) const {
@@ -327,17 +311,6 @@ Topology::Topology(const TopologyParams& p, const std::string& json_path) : para
   }
 }
 
-int Topology::check(int cpu) const {
-  NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
-  return cpu;
-}
-
-int Topology::sibling_of(int cpu) const {
-  check(cpu);
-  if (threads_per_core_ < 2) return -1;
-  return cpu < nr_cores_ ? cpu + nr_cores_ : cpu - nr_cores_;
-}
-
 const std::vector<int>& Topology::cpus_of_llc(int llc) const {
   NAPISIM_ASSERT(llc >= 0 && llc < nr_llcs_, "llc out of range");
   return llc_cpus_[static_cast<std::size_t>(llc)];
@@ -346,16 +319,6 @@ const std::vector<int>& Topology::cpus_of_llc(int llc) const {
 const std::vector<int>& Topology::cpus_of_node(int node) const {
   NAPISIM_ASSERT(node >= 0 && node < nr_nodes_, "node out of range");
   return node_cpus_[static_cast<std::size_t>(node)];
-}
-
-const CpuMask& Topology::llc_mask(int llc) const {
-  NAPISIM_ASSERT(llc >= 0 && llc < nr_llcs_, "llc out of range");
-  return llc_masks_[static_cast<std::size_t>(llc)];
-}
-
-const CpuMask& Topology::node_mask(int node) const {
-  NAPISIM_ASSERT(node >= 0 && node < nr_nodes_, "node out of range");
-  return node_masks_[static_cast<std::size_t>(node)];
 }
 
 int Topology::node_distance(int node_a, int node_b) const {

@@ -26,6 +26,7 @@
 
 #include <Eigen/Dense>
 
+#include "sim/core/error.hpp"
 #include "sim/core/time.hpp"
 #include "sim/params/fields.hpp"
 
@@ -50,9 +51,17 @@ class CpuMask {
   static CpuMask parse(std::string_view cpulist, int nr_cpus, const std::string& json_path);
 
   int nr_cpus() const { return nr_cpus_; }
-  void set(int cpu);
-  void clear(int cpu);
-  bool test(int cpu) const {  // inline: placement tests bits on every wakeup
+  // set(), clear(), test() and any() inline: placement tests bits on every wakeup, and the
+  // scheduler keeps its overloaded set on every enqueue and dequeue.
+  void set(int cpu) {
+    NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
+    words()[static_cast<std::size_t>(cpu / kWordBits)] |= std::uint64_t{1} << (cpu % kWordBits);
+  }
+  void clear(int cpu) {
+    NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
+    words()[static_cast<std::size_t>(cpu / kWordBits)] &= ~(std::uint64_t{1} << (cpu % kWordBits));
+  }
+  bool test(int cpu) const {
     if (cpu < 0 || cpu >= nr_cpus_) return false;
     return (words()[static_cast<std::size_t>(cpu / kWordBits)] >> (cpu % kWordBits)) & 1U;
   }
@@ -61,7 +70,11 @@ class CpuMask {
   int count() const;
   /// Exactly one cpu set (the kernel tests p->nr_cpus_allowed == 1): no popcount needed.
   bool single() const;
-  bool any() const;
+  bool any() const {
+    for (auto w : words())
+      if (w != 0) return true;
+    return false;
+  }
   bool none() const { return !any(); }
   /// All nr_cpus bits set.
   bool full() const { return count() == nr_cpus_; }
@@ -173,7 +186,11 @@ class Topology {
   int llc_of(int cpu) const { return llc_of_[check(cpu)]; }
   int core_of(int cpu) const { return check(cpu) % nr_cores_; }
   /// The other SMT thread of cpu's core, or -1 without SMT.
-  int sibling_of(int cpu) const;
+  int sibling_of(int cpu) const {
+    check(cpu);
+    if (threads_per_core_ < 2) return -1;
+    return cpu < nr_cores_ ? cpu + nr_cores_ : cpu - nr_cores_;
+  }
   /// cpus_share_cache(a, b): same LLC.
   bool share_cache(int a, int b) const { return llc_of(a) == llc_of(b); }
   bool same_core(int a, int b) const { return core_of(a) == core_of(b); }
@@ -182,8 +199,14 @@ class Topology {
   const std::vector<int>& cpus_of_llc(int llc) const;
   const std::vector<int>& cpus_of_node(int node) const;
   /// The same sets as masks (sched_domain_span of MC, node span, cpu_smt_mask).
-  const CpuMask& llc_mask(int llc) const;
-  const CpuMask& node_mask(int node) const;
+  const CpuMask& llc_mask(int llc) const {
+    NAPISIM_ASSERT(llc >= 0 && llc < nr_llcs_, "llc out of range");
+    return llc_masks_[static_cast<std::size_t>(llc)];
+  }
+  const CpuMask& node_mask(int node) const {
+    NAPISIM_ASSERT(node >= 0 && node < nr_nodes_, "node out of range");
+    return node_masks_[static_cast<std::size_t>(node)];
+  }
   const CpuMask& smt_mask(int cpu) const { return core_masks_[core_of(cpu)]; }
   const CpuMask& all_cpus() const { return all_; }
 
@@ -199,7 +222,11 @@ class Topology {
   const Eigen::MatrixXd& distance() const { return distance_; }
 
  private:
-  int check(int cpu) const;
+  // Inline, as are the lookups above: wakeup placement and balancing call them per cpu.
+  int check(int cpu) const {
+    NAPISIM_ASSERT(cpu >= 0 && cpu < nr_cpus_, "cpu out of range");
+    return cpu;
+  }
 
   TopologyParams params_;
   int nr_nodes_ = 0, nr_llcs_ = 0, nr_cores_ = 0, nr_cpus_ = 0;
