@@ -47,6 +47,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   wake_params_.sis_util = kp_.sched.sis_util;
   // The kernel zero-fills sd_llc_shared and the first LLC balance writes nr_idle_scan; a run
   // starts on a machine that has long been balancing, idle until now: scan the whole LLC.
+  overloaded_ = CpuMask(topo_.nr_cpus());
   for (int l = 0; l < topo_.nr_llcs(); ++l)
     llc_nr_idle_scan_.push_back(static_cast<int>(topo_.cpus_of_llc(l).size()));
   const int n = topo_.nr_cpus();

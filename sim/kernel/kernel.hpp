@@ -989,7 +989,7 @@ class Kernel : public EventSink, public WakeView {
   std::unique_ptr<RpsState> rps_;
   EpollParams epoll_defaults_;
   int handler_cpu_ = -1;               // CPU whose event handler is running (its ready work resumes directly)
-  int overloaded_cpus_ = 0;            // CPUs with nr_running >= 2 (root_domain->overload)
+  CpuMask overloaded_;                 // CPUs with nr_running >= 2 (root_domain->overload: any set)
   std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
   std::uint64_t lo_packets_ = 0;       // skbs through lo
   std::uint64_t delayed_acks_ = 0;     // ACKs sent by the rcv_mss rule (their cost is charged after delivery)

@@ -362,8 +362,8 @@ void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {
 }
 
 bool Kernel::newidle_balance(Cpu& c) {
-  if (overloaded_cpus_ == 0) return false;  // !READ_ONCE(this_rq->rd->overload)
-  const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc);
+  if (!overloaded_.any()) return false;  // !READ_ONCE(this_rq->rd->overload)
+  const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc, &overloaded_);
   if (busiest < 0) return false;
   Cpu& b = cpu(busiest);
   for (auto& tp : tasks_) {
@@ -397,11 +397,10 @@ void Kernel::psi_update(Cpu& c) {
   c.psi_some = nr > (c.curr ? 1 : 0);
   c.psi_nonidle = nr > 0;
   // root_domain->overload: some CPU has more than one runnable task (gates newidle_balance).
-  const bool overloaded = nr >= 2;
-  if (overloaded != c.overloaded) {
-    c.overloaded = overloaded;
-    overloaded_cpus_ += overloaded ? 1 : -1;
-  }
+  if (nr >= 2)
+    overloaded_.set(c.id);
+  else
+    overloaded_.clear(c.id);
 }
 
 void Kernel::util_update(Cpu& c) {

@@ -332,7 +332,8 @@ bool ttwu_queue_wakelist(const Topology& topo, const WakeView& view, const WakeP
 // --- load balancing helpers -----------------------------------------------------------------
 
 // find_busiest_queue() (kernel/sched/fair.c v6.6), migrate_task case, simplified.
-int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, BalanceScope scope) {
+int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, BalanceScope scope,
+                     const CpuMask* overloaded) {
   NAPISIM_ASSERT(valid_cpu(topo, this_cpu), "cpu out of range");
   const CpuMask* span = nullptr;
   switch (scope) {
@@ -348,6 +349,11 @@ int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, B
     case BalanceScope::kSystem:
       span = &topo.all_cpus();
       break;
+  }
+  CpuMask candidates;
+  if (overloaded) {
+    candidates = *span & *overloaded;
+    span = &candidates;
   }
   int busiest = -1;
   int busiest_nr = 1;  // a lone task is never pulled by this path

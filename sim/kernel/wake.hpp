@@ -213,8 +213,10 @@ enum class BalanceScope : std::uint8_t { kCore, kLlc, kNode, kSystem };
 /// is more than 1; ties go to the higher cpu_load, then the lower cpu id. -1 if none. The group
 /// statistics, imbalance calculation and LBF_* retries of load_balance() are the caller's (or not
 /// modelled); newidle_balance() also skips balancing when rq->avg_idle <
-/// sysctl_sched_migration_cost or the root domain is not overloaded.
-int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, BalanceScope scope = BalanceScope::kLlc);
+/// sysctl_sched_migration_cost or the root domain is not overloaded. A caller that keeps the set of
+/// cpus with nr_running >= 2 (`overloaded`) lets the scan walk only those: no other cpu can win.
+int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, BalanceScope scope = BalanceScope::kLlc,
+                     const CpuMask* overloaded = nullptr);
 
 /// task_hot() (v6.6), the time test: a task that last ran less than migration_cost ago is cache
 /// hot and can_migrate_task() leaves it alone unless balancing keeps failing. migration_cost -1 =

@@ -638,6 +638,28 @@ TEST_F(WakeTest, FindBusiestCpuPicksTheLongestRunqueue) {
   EXPECT_EQ(find_busiest_cpu(t, v, 0, BalanceScope::kCore), -1);
 }
 
+TEST_F(WakeTest, FindBusiestCpuOverTheOverloadedSetAgreesWithTheFullScan) {
+  // The kernel's caller passes the cpus with nr_running >= 2; no other cpu can be picked, so the
+  // answer is the full scan's for every state, this_cpu and scope.
+  const Topology t(shape(1, 2, 4, 1));
+  FakeView v(8);
+  const int counts[][8] = {
+      {1, 1, 1, 1, 1, 1, 1, 1}, {1, 3, 3, 2, 0, 1, 5, 1}, {2, 0, 2, 0, 2, 0, 2, 0}, {0, 0, 0, 0, 0, 0, 0, 4}};
+  for (const auto& nr : counts) {
+    CpuMask overloaded(8);
+    for (int c = 0; c < 8; ++c) {
+      v.run(c, nr[c], 1024 * (c % 3 + 1));
+      if (nr[c] >= 2) overloaded.set(c);
+    }
+    for (int cpu = 0; cpu < 8; ++cpu)
+      for (BalanceScope s : {BalanceScope::kCore, BalanceScope::kLlc, BalanceScope::kNode, BalanceScope::kSystem})
+        EXPECT_EQ(find_busiest_cpu(t, v, cpu, s, &overloaded), find_busiest_cpu(t, v, cpu, s)) << cpu;
+  }
+  CpuMask overloaded(8);
+  overloaded.set(6);
+  EXPECT_EQ(find_busiest_cpu(t, v, 0, BalanceScope::kNode, &overloaded), -1);  // the set limits the scan
+}
+
 TEST(WakeBalanceTest, TaskHotUsesMigrationCost) {
   EXPECT_TRUE(task_hot(us(1000), us(700)));   // ran 300us ago < 500us
   EXPECT_FALSE(task_hot(us(1000), us(400)));  // 600us ago
