@@ -187,6 +187,8 @@ class FairRq {
   void set_nice(SchedEntity& se, int nice);
 
   SchedEntity* curr() const { return curr_; }
+  /// The queued entities except curr, in enqueue order (the cfs_tasks a balancer detaches from).
+  const std::vector<SchedEntity*>& queued() const { return queue_; }
   int nr_running() const { return nr_running_; }  // including curr (if on_rq)
   std::int64_t load_weight() const { return load_; }
   /// avg_vruntime(): V = min_vruntime + floor(Σ (v_i - min_vruntime) * w_i / Σ w_i) over queued

@@ -366,15 +366,18 @@ bool Kernel::newidle_balance(Cpu& c) {
   const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc, &overloaded_);
   if (busiest < 0) return false;
   Cpu& b = cpu(busiest);
-  for (auto& tp : tasks_) {
-    Task& t = *tp;
-    if (t.cpu != busiest || t.state != TaskState::kRunnable || b.curr == &t || !t.se.on_rq) continue;
-    if (!t.allowed.test(c.id) || is_rt_policy(t.se.policy)) continue;
-    if (task_hot(host_.now(), t.last_ran, kp_.sched.migration_cost_ns)) continue;
-    migrate_task(t, b, c);
-    return true;
+  // The first eligible task in creation order (napisim's stand-in for detach_tasks()' walk of
+  // cfs_tasks): the lowest id among the busiest rq's queued CFS tasks, without a walk of all tasks.
+  Task* pick = nullptr;
+  for (SchedEntity* se : b.cfs->queued()) {
+    Task& t = *static_cast<Task*>(se->owner);
+    if (pick && t.id > pick->id) continue;
+    if (!t.allowed.test(c.id) || task_hot(host_.now(), t.last_ran, kp_.sched.migration_cost_ns)) continue;
+    pick = &t;
   }
-  return false;
+  if (!pick) return false;
+  migrate_task(*pick, b, c);
+  return true;
 }
 
 void Kernel::periodic_balance(Cpu& c) {
