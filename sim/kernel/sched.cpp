@@ -400,10 +400,14 @@ void Kernel::psi_update(Cpu& c) {
   c.psi_some = nr > (c.curr ? 1 : 0);
   c.psi_nonidle = nr > 0;
   // root_domain->overload: some CPU has more than one runnable task (gates newidle_balance).
-  if (nr >= 2)
-    overloaded_.set(c.id);
-  else
-    overloaded_.clear(c.id);
+  const bool overloaded = nr >= 2;
+  if (overloaded != c.overloaded) {  // the set changes far less often than psi is updated
+    c.overloaded = overloaded;
+    if (overloaded)
+      overloaded_.set(c.id);
+    else
+      overloaded_.clear(c.id);
+  }
 }
 
 void Kernel::util_update(Cpu& c) {
