@@ -105,9 +105,13 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   for (;;) {
+    // The events' transfer (ep_send_events) is charged with the first handler's recv(), as the
+    // server does: one segment where the CPU went from epoll_wait() into recv() without a stop.
+    Nanos epoll_ns = 0;
     int n = co_await ck.epoll_wait(t, ep, static_cast<int>(p_.maxevents), events,
-                                   static_cast<int>(p_.client_epoll_timeout));
-    if (n == 0) n = co_await ck.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events);  // timeout 0
+                                   static_cast<int>(p_.client_epoll_timeout), &epoll_ns);
+    if (n == 0)
+      n = co_await ck.epoll_wait_busy_loop(t, ep, static_cast<int>(p_.maxevents), events, &epoll_ns);  // timeout 0
     if (breakdown_) ck.stamp_epoll_return(t);
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
@@ -115,7 +119,13 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       // The marks of the response as the handler starts (what its recv() takes).
       if (breakdown_)
         marks_[static_cast<std::size_t>(f->sock)].cli = RxMarks{ck.last_rx(cs.id), t.epoll_stamp, ck.now()};
-      f->resp_got += co_await ck.sys_recv(t, cs, p_.buffer_size);
+      // recv(): the data is taken as the syscall starts, its time chained after the transfer's.
+      Nanos recv_ns;
+      const std::int64_t got = ck.recv_take(t, cs, p_.buffer_size, &recv_ns);
+      co_await ck.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, recv_ns, true});
+      epoll_ns = 0;
+      if (cs.rcvbuf > 0) co_await ck.recv_done(t, cs, got);
+      f->resp_got += got;
       while (f->resp_got >= p_.response_size) {
         // rr_ts_2 right after the recv() that completed the response; then the histogram and
         // state bookkeeping, rr_ts_1 and the next request's send().
