@@ -150,6 +150,7 @@ void Kernel::update_exec_impl(Cpu& c) {
         const Nanos cross = c.seg_start + exec_ns(s->remaining - s->tail, c.speed_milli);
         if (cross > c.last_update) account<kTraced, kStamps>(c, c.acct_cls, cross);
         s->next_part();
+        s->part_begun = cross;
         c.acct_cls = s->cls;
       }
       s->remaining = std::max<Nanos>(0, s->remaining - work);
@@ -228,6 +229,7 @@ void Kernel::begin_chain(Task& t, std::coroutine_handle<> h, const ExecPart (&pa
   s.part = 0;
   s.cls = head.cls;
   s.part_from_user = head.from_user;
+  s.part_begun = host_.now();
   s.waiting = false;
   if (head.preemption_point()) exit_to_user_mode(c, t);
   dispatch(c);

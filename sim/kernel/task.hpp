@@ -102,6 +102,7 @@ struct Slot {
   bool active = false;          // a task's body has not ended (interrupt levels: Cpu::hardirq_active, softirq_active)
   bool waiting = false;         // suspended on something other than CPU work (softirq below it, IPI)
   bool part_from_user = false;  // the current part starts at a return to user mode
+  Nanos part_begun = 0;         // when a chain's current part began (begin_chain(), each boundary)
   std::array<ExecPart, kMaxNext> next{};  // (class, work, from_user) of the parts after the current one
   /// Ends any chain: the segment is one part again (remaining set by the caller).
   void clear_chain() {

@@ -132,8 +132,27 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
         f->resp_got -= p_.response_size;
         record_completion(*f, ck.now());
         if (stopped_) break;
-        co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
-        co_await send(*f);
+        Socket& out = ck.socket(f->csock);
+        if (out.lo_peer >= 0) {  // lo: sys_send() runs the receiver's softirq at its end
+          co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
+          co_await send(*f);
+          continue;
+        }
+        // The bookkeeping and the first send() as one chain (the transmit at its end): rr_ts_1
+        // is when the send() part began.
+        const std::int64_t first = std::min(p_.request_size, p_.buffer_size);
+        co_await ck.exec_chain(t, {CpuClass::kUser, p_.client_user_ns},
+                               {CpuClass::kSystem, ck.send_cost(t, out, first)});
+        f->req_start = t.slot.part_begun;
+        f->in_flight = true;
+        ++sent_;
+        ck.nic_transmit(ck.task_ctx(t, CpuClass::kSystem), out, first, false);
+        for (std::int64_t left = p_.request_size - first; left > 0;) {
+          const std::int64_t chunk = std::min(left, p_.buffer_size);
+          co_await ck.sys_send(t, out, chunk);
+          left -= chunk;
+        }
+        if (breakdown_) marks_[static_cast<std::size_t>(f->sock)].req_tx = out.stamp_tx;
       }
     }
   }

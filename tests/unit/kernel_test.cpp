@@ -220,10 +220,13 @@ void class_at(At& at, Rig& r, Task& t, Nanos when, CpuClass* out) {
   });
 }
 
-/// A syscall, user work and a syscall, once, chained or as three exec() calls; records the end.
-Proc<void> syscall_user_syscall(Kernel& k, Task& t, bool chained, Nanos* done, WaitQueue& wq) {
+/// A syscall, user work and a syscall, once, chained or as three exec() calls; records the end
+/// and, chained, when the last part began (Slot::part_begun).
+Proc<void> syscall_user_syscall(Kernel& k, Task& t, bool chained, Nanos* done, WaitQueue& wq,
+                                Nanos* last_begun = nullptr) {
   if (chained) {
     co_await k.exec_chain(t, {CpuClass::kSystem, us(2)}, {CpuClass::kUser, us(3)}, {CpuClass::kSystem, us(5)});
+    if (last_begun) *last_begun = t.slot.part_begun;
   } else {
     co_await k.exec(k.task_ctx(t, CpuClass::kSystem), us(2));
     co_await k.exec(k.task_ctx(t, CpuClass::kUser), us(3));
@@ -237,7 +240,8 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
   // sys 2 us + user 3 us + sys 5 us from t=0 on an idle CPU: done at 10 us, 7 us system and 3 us
   // user, exactly as three exec() calls, with two CPU events fewer. The class in force is the
   // part's: user between 2 and 5 us. A resched IPI (handler 1 us) at 3.5 us, inside the user
-  // part, delays the end by 1 us and leaves the split unchanged.
+  // part, delays the end by 1 us and leaves the split unchanged. The chain's last part began at
+  // 5 us (6 us with the IPI), where the third exec() would have started.
   for (const bool irq : {false, true}) {
     std::uint64_t events[2];
     for (const bool chained : {false, true}) {
@@ -246,10 +250,10 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
       Rig r(shape(1), KernelParams{}, c);
       At at(r.host);
       WaitQueue wq;
-      Nanos done = -1;
+      Nanos done = -1, last_begun = -1;
       CpuClass at_1us = CpuClass::kIdle, at_4us = CpuClass::kIdle, at_9us = CpuClass::kIdle;
       Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
-      start(r.k, t, syscall_user_syscall(r.k, t, chained, &done, wq));
+      start(r.k, t, syscall_user_syscall(r.k, t, chained, &done, wq, &last_begun));
       class_at(at, r, t, us(1), &at_1us);
       class_at(at, r, t, us(4), &at_4us);
       class_at(at, r, t, us(9), &at_9us);
@@ -265,6 +269,9 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
       EXPECT_EQ(at_1us, CpuClass::kSystem);
       EXPECT_EQ(at_4us, CpuClass::kUser);
       EXPECT_EQ(at_9us, CpuClass::kSystem);
+      if (chained) {
+        EXPECT_EQ(last_begun, irq ? us(6) : us(5));
+      }
       events[chained] = r.host.events_processed();
     }
     EXPECT_EQ(events[0] - events[1], 2u) << "irq " << irq;
