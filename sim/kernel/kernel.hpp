@@ -195,9 +195,11 @@ class Kernel : public EventSink, public WakeView {
     Kernel& k;
     Task& t;
     ExecPart parts[Slot::kMaxNext + 1];  // as given: begin_chain() skips the zero-cost ones
-    bool await_ready() const noexcept {
+    bool await_ready() noexcept {
       static_assert(Slot::kMaxNext + 1 == 4);
-      return !parts[0].has_work() && !parts[1].has_work() && !parts[2].has_work() && !parts[3].has_work();
+      if (parts[0].has_work() || parts[1].has_work() || parts[2].has_work() || parts[3].has_work()) return false;
+      t.slot.part_begun = k.now();  // a chain without work begins and ends now
+      return true;
     }
     void await_suspend(std::coroutine_handle<> h) { k.begin_chain(t, h, parts); }
     void await_resume() const noexcept {}

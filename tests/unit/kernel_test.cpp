@@ -278,6 +278,29 @@ TEST(KernelTest, ChainedSegmentChargesEachPartToItsClassInOneEvent) {
   }
 }
 
+/// Two chains back to back, the second without work; records when each one's last part began.
+Proc<void> chain_then_empty_chain(Kernel& k, Task& t, Nanos* first, Nanos* second, WaitQueue& wq) {
+  co_await k.exec_chain(t, {CpuClass::kSystem, us(2)}, {CpuClass::kSystem, us(3)});
+  *first = t.slot.part_begun;
+  co_await k.exec_chain(t, {CpuClass::kUser, 0}, {CpuClass::kSystem, 0});
+  *second = t.slot.part_begun;
+  co_await k.sleep_on(t, wq);
+}
+
+TEST(KernelTest, ChainPartBegunIsNowForAChainWithoutWork) {
+  // sys 2 us + sys 3 us from t=0: the last part began at 2 us. A chain with no work that follows
+  // at 5 us does not suspend, and its last part (the send() a caller times) begins then, at 5 us.
+  Rig r(shape(1), KernelParams{}, zero_costs());
+  WaitQueue wq;
+  Nanos first = -1, second = -1;
+  Task& t = r.k.create_task("t", TaskKind::kUser, r.only(0));
+  start(r.k, t, chain_then_empty_chain(r.k, t, &first, &second, wq));
+  r.run_to(us(50));
+  r.settle();
+  EXPECT_EQ(first, us(2));
+  EXPECT_EQ(second, us(5));
+}
+
 /// One chain: sys 2 us then user 5 us, alone (form 0) or with zero-cost parts before and between
 /// them (form 1), or four zero-cost parts (form 2); records when it ends.
 Proc<void> chain_with_gaps(Kernel& k, Task& t, int form, Nanos* done, WaitQueue& wq) {
