@@ -86,7 +86,6 @@ struct alignas(64) Cpu {
   // PSI cpu (kernel/sched/psi.c test_state): integrals of SOME and NONIDLE.
   Nanos psi_stamp = 0;
   bool psi_some = false, psi_nonidle = false;
-  bool overloaded = false;  // nr_running >= 2: this cpu's bit in Kernel::overloaded_
   bool util_busy = false;
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
   Nanos last_balance = 0;

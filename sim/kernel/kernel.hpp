@@ -926,6 +926,9 @@ class Kernel : public EventSink, public WakeView {
   bool can_preempt_now(const Cpu& c) const;
   void enqueue_task(Cpu& c, Task& t, unsigned flags);
   void dequeue_task(Cpu& c, Task& t, unsigned flags);
+  /// add_nr_running() / sub_nr_running(): rq->nr_running from the two classes' queues, and the
+  /// cpu's place in the overloaded set (rd->overload).
+  void update_nr_running(Cpu& c);
   void check_preempt(Cpu& c, Task& t, int this_cpu);
   Task* pick_next_task(Cpu& c);
   bool newidle_balance(Cpu& c);

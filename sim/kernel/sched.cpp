@@ -107,7 +107,7 @@ void Kernel::enqueue_task(Cpu& c, Task& t, unsigned flags) {
     c.rt->enqueue(t.se);
   else
     c.cfs->enqueue(t.se, flags);
-  c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // add_nr_running()
+  update_nr_running(c);
   set_task_cpu(t, c.id);
   psi_update(c);
   ensure_tick(c);
@@ -122,8 +122,21 @@ void Kernel::dequeue_task(Cpu& c, Task& t, unsigned flags) {
     c.rt->dequeue(t.se);
   else
     c.cfs->dequeue(t.se, flags);
-  c.nr_running = c.cfs->nr_running() + c.rt->nr_running();  // sub_nr_running()
+  update_nr_running(c);
   psi_update(c);
+}
+
+void Kernel::update_nr_running(Cpu& c) {
+  const int prev_nr = c.nr_running;
+  c.nr_running = c.cfs->nr_running() + c.rt->nr_running();
+  // add_nr_running() sets rd->overload when a cpu reaches two runnable tasks; the kernel clears it
+  // at the next load balance that finds none (update_sd_lb_stats()), napisim as the cpu drops
+  // below two. The set of such cpus lets newidle_balance() look at them alone.
+  if ((prev_nr >= 2) == (c.nr_running >= 2)) return;
+  if (c.nr_running >= 2)
+    overloaded_.set(c.id);
+  else
+    overloaded_.clear(c.id);
 }
 
 bool Kernel::charge_curr(Cpu& c) {
@@ -399,15 +412,6 @@ void Kernel::psi_update(Cpu& c) {
   const int nr = nr_running_of(c);
   c.psi_some = nr > (c.curr ? 1 : 0);
   c.psi_nonidle = nr > 0;
-  // root_domain->overload: some CPU has more than one runnable task (gates newidle_balance).
-  const bool overloaded = nr >= 2;
-  if (overloaded != c.overloaded) {  // the set changes far less often than psi is updated
-    c.overloaded = overloaded;
-    if (overloaded)
-      overloaded_.set(c.id);
-    else
-      overloaded_.clear(c.id);
-  }
 }
 
 void Kernel::util_update(Cpu& c) {
