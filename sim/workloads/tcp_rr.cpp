@@ -89,19 +89,27 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
 Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::vector<int> flows) {
   // neper rr.c client: send a request on every flow, then an epoll loop: read the response, record
   // the latency after the recv() that completes it (rr_ts_2), send the next request at once.
-  auto send = [&](Flow& f) -> Proc<void> {
-    f.req_start = ck.now();  // rr_ts_1: just before the first send()
+  // A request begins at rr_ts_1, just before its first send().
+  auto begin_request = [&](Flow& f, Nanos rr_ts_1) {
+    f.req_start = rr_ts_1;
     f.in_flight = true;
     ++sent_;
-    for (std::int64_t left = p_.request_size; left > 0;) {
+  };
+  // Its send() calls of at most -B bytes after the `done` bytes already sent, and the marks.
+  auto send_rest = [&](Flow& f, std::int64_t done) -> Proc<void> {
+    Socket& out = ck.socket(f.csock);
+    for (std::int64_t left = p_.request_size - done; left > 0;) {
       const std::int64_t chunk = std::min(left, p_.buffer_size);
-      co_await ck.sys_send(t, ck.socket(f.csock), chunk);
+      co_await ck.sys_send(t, out, chunk);
       left -= chunk;
     }
-    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = ck.socket(f.csock).stamp_tx;
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
   };
-  for (int sock : flows)
-    co_await send(flows_[static_cast<std::size_t>(sock)]);
+  for (int sock : flows) {
+    Flow& f = flows_[static_cast<std::size_t>(sock)];
+    begin_request(f, ck.now());
+    co_await send_rest(f, 0);
+  }
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   for (;;) {
@@ -135,24 +143,18 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
         Socket& out = ck.socket(f->csock);
         if (out.lo_peer >= 0) {  // lo: sys_send() runs the receiver's softirq at its end
           co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
-          co_await send(*f);
+          begin_request(*f, ck.now());
+          co_await send_rest(*f, 0);
           continue;
         }
-        // The bookkeeping and the first send() as one chain (the transmit at its end): rr_ts_1
-        // is when the send() part began.
+        // The bookkeeping and the first send() as one chain, its transmit at the chain's end:
+        // rr_ts_1 is when the send() part began.
         const std::int64_t first = std::min(p_.request_size, p_.buffer_size);
         co_await ck.exec_chain(t, {CpuClass::kUser, p_.client_user_ns},
                                {CpuClass::kSystem, ck.send_cost(t, out, first)});
-        f->req_start = t.slot.part_begun;
-        f->in_flight = true;
-        ++sent_;
+        begin_request(*f, t.slot.part_begun);
         ck.nic_transmit(ck.task_ctx(t, CpuClass::kSystem), out, first, false);
-        for (std::int64_t left = p_.request_size - first; left > 0;) {
-          const std::int64_t chunk = std::min(left, p_.buffer_size);
-          co_await ck.sys_send(t, out, chunk);
-          left -= chunk;
-        }
-        if (breakdown_) marks_[static_cast<std::size_t>(f->sock)].req_tx = out.stamp_tx;
+        if (first < p_.request_size || breakdown_) co_await send_rest(*f, first);  // no frame for a 1-send request
       }
     }
   }
