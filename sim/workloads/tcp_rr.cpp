@@ -95,20 +95,27 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     f.in_flight = true;
     ++sent_;
   };
-  // Its send() calls of at most -B bytes after the `done` bytes already sent, and the marks.
-  auto send_rest = [&](Flow& f, std::int64_t done) -> Proc<void> {
-    Socket& out = ck.socket(f.csock);
-    for (std::int64_t left = p_.request_size - done; left > 0;) {
-      const std::int64_t chunk = std::min(left, p_.buffer_size);
-      co_await ck.sys_send(t, out, chunk);
-      left -= chunk;
-    }
-    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
+  // rr_do_send(): one send() of `chunk`, at most -B bytes; its transmit follows its system time.
+  auto send_chunk = [&](Flow& f, Socket& out, std::int64_t chunk) {
+    ck.nic_transmit(ck.task_ctx(t, CpuClass::kSystem), out, chunk, false);
+    f.req_left -= chunk;
+    if (breakdown_ && f.req_left == 0) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
   };
   for (int sock : flows) {
     Flow& f = flows_[static_cast<std::size_t>(sock)];
+    Socket& out = ck.socket(f.csock);
     begin_request(f, ck.now());
-    co_await send_rest(f, 0);
+    f.req_left = p_.request_size;
+    if (out.lo_peer >= 0) {  // lo: sys_send() runs the receiver's softirq at its end
+      for (; f.req_left > 0; f.req_left -= std::min(f.req_left, p_.buffer_size))
+        co_await ck.sys_send(t, out, std::min(f.req_left, p_.buffer_size));
+      if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
+      continue;
+    }
+    const std::int64_t chunk = std::min(f.req_left, p_.buffer_size);
+    co_await ck.exec(ck.task_ctx(t, CpuClass::kSystem), ck.send_cost(t, out, chunk));
+    send_chunk(f, out, chunk);
+    if (f.req_left > 0) ck.ep_modify(ep, out, kEpollOut, t.cpu);  // rr_client_state_0 until sent
   }
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
@@ -124,6 +131,16 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     for (int i = 0; i < n; ++i) {
       Socket& cs = ck.socket(events[static_cast<std::size_t>(i)]);
       Flow* f = &flows_[static_cast<std::size_t>(clients_.server_sock(host, cs.id))];
+      if (cs.ep_events & kEpollOut) {
+        // rr_client_state_0 (EPOLLOUT): the request's next send(); with the request out,
+        // flow_mod(rr_client_state_1, EPOLLIN).
+        const std::int64_t chunk = std::min(f->req_left, p_.buffer_size);
+        co_await ck.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, ck.send_cost(t, cs, chunk), true});
+        epoll_ns = 0;
+        send_chunk(*f, cs, chunk);
+        if (f->req_left == 0) co_await ck.epoll_ctl_mod(t, ep, cs, kEpollIn);
+        continue;
+      }
       // The marks of the response as the handler starts (what its recv() takes).
       if (breakdown_)
         marks_[static_cast<std::size_t>(f->sock)].cli = RxMarks{ck.last_rx(cs.id), t.epoll_stamp, ck.now()};
@@ -135,26 +152,30 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       if (cs.rcvbuf > 0) co_await ck.recv_done(t, cs, got);
       f->resp_got += got;
       while (f->resp_got >= p_.response_size) {
-        // rr_ts_2 right after the recv() that completed the response; then the histogram and
-        // state bookkeeping, rr_ts_1 and the next request's send().
+        // rr_client_state_1: rr_ts_2 right after the recv() that completed the response; then the
+        // histogram and state bookkeeping, rr_ts_1 and the next request's first send(); if the
+        // request is not out with it, flow_mod(rr_client_state_0, EPOLLOUT).
         f->resp_got -= p_.response_size;
         record_completion(*f, ck.now());
         if (stopped_) break;
         Socket& out = ck.socket(f->csock);
+        f->req_left = p_.request_size;
         if (out.lo_peer >= 0) {  // lo: sys_send() runs the receiver's softirq at its end
           co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
           begin_request(*f, ck.now());
-          co_await send_rest(*f, 0);
+          for (; f->req_left > 0; f->req_left -= std::min(f->req_left, p_.buffer_size))
+            co_await ck.sys_send(t, out, std::min(f->req_left, p_.buffer_size));
+          if (breakdown_) marks_[static_cast<std::size_t>(f->sock)].req_tx = out.stamp_tx;
           continue;
         }
         // The bookkeeping and the first send() as one chain, its transmit at the chain's end:
         // rr_ts_1 is when the send() part began.
-        const std::int64_t first = std::min(p_.request_size, p_.buffer_size);
+        const std::int64_t chunk = std::min(f->req_left, p_.buffer_size);
         co_await ck.exec_chain(t, {CpuClass::kUser, p_.client_user_ns},
-                               {CpuClass::kSystem, ck.send_cost(t, out, first)});
+                               {CpuClass::kSystem, ck.send_cost(t, out, chunk)});
         begin_request(*f, t.slot.part_begun);
-        ck.nic_transmit(ck.task_ctx(t, CpuClass::kSystem), out, first, false);
-        if (first < p_.request_size || breakdown_) co_await send_rest(*f, first);  // no frame for a 1-send request
+        send_chunk(*f, out, chunk);
+        if (f->req_left > 0) co_await ck.epoll_ctl_mod(t, ep, out, kEpollOut);
       }
     }
   }

@@ -7,8 +7,10 @@
 // process on that host's own simulated kernel: its own -T threads (client_threads), each owning a
 // contiguous block of the host's flows (thread.c), a level-triggered epoll_wait(maxevents, -1)
 // loop that per ready flow recv()s, takes rr_ts_2 when the response is complete, records the
-// latency from rr_ts_1 (just before the request's first send()), and sends the next request in the
-// same handler (rr_client_state_1); packets cross both hosts' NICs and receive paths.
+// latency from rr_ts_1 (just before the request's first send()), and sends the next request's
+// first -B bytes in the same handler (rr_client_state_1); a longer request's rest goes one send()
+// per EPOLLOUT event (rr_client_state_0, flow_mod() between the states, as the server does);
+// packets cross both hosts' NICs and receive paths.
 // Client, idealised ("stack": "idealised"): a closed-loop generator per flow that adds client_tx_ns
 // before the wire and client_rx_ns after it, ACKs response trains of two or more segments, and
 // retransmits segments the server's NIC dropped after TCP_RTO_MIN (200 ms).
@@ -137,6 +139,7 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     int thread = 0;
     Nanos req_start = 0;
     std::int64_t resp_got = 0;   // client side
+    std::int64_t req_left = 0;   // client side: bytes of the request still to send (rr_xfer in rr_client_state_0)
     std::int64_t req_got = 0;    // server side (bytes of the current request read)
     std::int64_t resp_left = 0;  // server side: bytes of the response still to send (rr_xfer in rr_server_state_2)
     bool in_flight = false;
