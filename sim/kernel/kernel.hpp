@@ -505,6 +505,13 @@ class Kernel : public EventSink, public WakeView {
   /// sk_stream_min_wspace, as tcp_ack()'s write-space check); a socket without flow control
   /// (sndbuf 0) is always writable.
   static bool sk_stream_is_writeable(const Socket& s) {
+    if (s.tcp) {
+      // tcp_poll(): an unwritable socket is marked SOCK_NOSPACE, so that the ACK that frees space
+      // wakes its poller (tcp_check_space()).
+      if (tcp_stream_is_writeable(*s.tcp)) return true;
+      s.tcp->nospace = true;
+      return false;
+    }
     if (s.sndbuf <= 0) return true;
     const std::int64_t queued = s.snd_nxt - s.snd_una;
     return std::min(s.sndbuf, s.snd_wnd) - queued >= queued / 2;
@@ -665,6 +672,17 @@ class Kernel : public EventSink, public WakeView {
   const TcpStats& tcp_stats() const { return tcp_stats_; }
   /// tcp_sendmsg(): `bytes` more to send; tcp_push() sends what cwnd, window, TSQ and pacing allow.
   void tcp_sendmsg(Ctx ctx, Socket& s, std::int64_t bytes);
+  /// What a non-blocking send() of `bytes` copies: all of it on a socket without the kernel's TCP;
+  /// on one with it, size-goal skbs while sk_stream_memory_free() (the last may overshoot
+  /// sk_sndbuf, as tcp_sendmsg_locked() checks before each new skb), setting SOCK_NOSPACE when it
+  /// stops short or leaves the socket unwritable (tcp_poll() would). 0 is EAGAIN.
+  std::int64_t tcp_send_room(Socket& s, std::int64_t bytes);
+  /// __sk_stream_is_writeable(): sk_stream_wspace() >= sk_stream_min_wspace() (free space at
+  /// least half of sk_wmem_queued).
+  static bool tcp_stream_is_writeable(const TcpSock& tp) {
+    const std::int64_t queued = tp.write_seq - tp.snd_una;
+    return tp.sndbuf - queued >= queued >> 1;
+  }
   /// tcp_rcv_established(): the skb's ACK, its data, then what the ACK lets out and the ACK owed;
   /// `st` its TrainStamps (set_stamps() only).
   void tcp_rcv_established(Ctx ctx, Socket& s, const Skb& skb, const TrainStamps* st);
@@ -771,6 +789,8 @@ class Kernel : public EventSink, public WakeView {
   std::uint32_t tcp_current_ssthresh(const TcpSock& tp) const;
   void tcp_update_pacing_rate(TcpSock& tp);
   std::uint32_t tcp_tso_segs(const TcpSock& tp) const;
+  void tcp_sndbuf_expand(TcpSock& tp);
+  void tcp_check_space(Ctx ctx, Socket& s);
   std::uint32_t tcp_cwnd_test(const TcpSock& tp) const;
   bool tcp_tso_should_defer(const TcpSock& tp, std::int64_t skb_len, bool is_tail, bool* is_cwnd_limited,
                             bool* is_rwnd_limited, std::uint32_t max_segs) const;

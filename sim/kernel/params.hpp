@@ -138,6 +138,8 @@ struct TcpParams {
   std::int64_t comp_sack_slack_ns = 100000;   // net.ipv4.tcp_comp_sack_slack_ns
   std::int64_t rto_min_ms = 200;              // TCP_RTO_MIN (the route's rto_min)
   std::int64_t rmem_max = 6291456;            // net.ipv4.tcp_rmem[2]
+  std::int64_t wmem_default = 16384;          // net.ipv4.tcp_wmem[1]
+  std::int64_t wmem_max = 4194304;            // net.ipv4.tcp_wmem[2]
   bool hystart = true;                        // tcp_cubic module parameter hystart
 
   template <class V>
@@ -174,6 +176,11 @@ struct TcpParams {
     v("rmem_max", &TcpParams::rmem_max, "bytes",
       "net.ipv4.tcp_rmem[2]: the receive buffer autotuning grows to; half of it is the window (tcp_adv_win_scale 1)",
       Range{4096, 1e10});
+    v("wmem_default", &TcpParams::wmem_default, "bytes",
+      "net.ipv4.tcp_wmem[1]: a connection's first send buffer, before tcp_sndbuf_expand() sizes it for its cwnd",
+      Range{4096, 1e10});
+    v("wmem_max", &TcpParams::wmem_max, "bytes",
+      "net.ipv4.tcp_wmem[2]: the send buffer autotuning (tcp_sndbuf_expand) grows to", Range{4096, 1e10});
     v("hystart", &TcpParams::hystart, "", "tcp_cubic hystart: leave slow start on an ACK train or a delay rise");
   }
   bool operator==(const TcpParams&) const = default;

@@ -161,6 +161,11 @@ struct TcpSock {
   std::uint64_t pacing_rate = 0;  // sk_pacing_rate, bytes per second
   Nanos wstamp_ns = 0;            // tcp_wstamp_ns: the next skb's earliest departure
   std::uint64_t data_segs_out = 0;
+  // The send buffer: sk_sndbuf, and SOCK_NOSPACE (a send() found it full, or tcp_poll() found the
+  // socket unwritable: the ACK that frees space then calls tcp_new_space()). sk_wmem_queued is
+  // taken as the bytes not yet acked (write_seq - snd_una), without the skbs' overhead.
+  std::int64_t sndbuf = 0;
+  bool nospace = false;
   // RACK (struct tcp_rack)
   Nanos rack_mstamp = 0;
   std::int64_t rack_end_seq = 0;

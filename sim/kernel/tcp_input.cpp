@@ -2,7 +2,8 @@
 // connections run by the kernel's TCP (tcp.hpp).
 //
 //   tcp_rcv_established   tcp_ack() on every segment, then tcp_data_queue(), tcp_data_snd_check()
-//                         (new data the ACK lets out) and tcp_ack_snd_check()
+//                         (new data the ACK lets out; tcp_check_space(): the send buffer's growth and
+//                         EPOLLOUT for a sender that found it full) and tcp_ack_snd_check()
 //   tcp_ack               snd_una, the peer's window, tcp_sacktag_write_queue(), tcp_clean_rtx_queue()
 //                         (RTT samples by Karn's rule, the TS echo standing in for retransmitted data),
 //                         tcp_process_tlp_ack(), tcp_fastretrans_alert() on a dubious ACK, the xmit
@@ -61,8 +62,9 @@ void Kernel::tcp_rcv_established(Ctx ctx, Socket& s, const Skb& skb, const Train
   tcp_ack(ctx, s, skb);
   const std::int64_t prior_rcv_nxt = s.rcv_nxt;
   if (!skb.ack_only) tcp_data_queue(ctx, s, skb, st);
-  // tcp_data_snd_check(): what the ACK lets out.
+  // tcp_data_snd_check(): what the ACK lets out, then tcp_check_space().
   if (tp.snd_nxt < tp.write_seq) tcp_write_xmit(ctx, s, 0);
+  tcp_check_space(ctx, s);
   // tcp_ack_snd_check(): unless a data segment sent meanwhile carried the ACK.
   if (tp.ack_pending & ack_state::kSched) tcp_ack_snd_check(ctx, s, true);
   if (s.rcv_nxt > prior_rcv_nxt) sk_data_ready(ctx, s);  // tcp_data_ready()

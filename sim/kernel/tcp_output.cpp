@@ -2,9 +2,13 @@
 // for connections run by the kernel's TCP (tcp.hpp).
 //
 //   tcp_sendmsg            appends to the write queue (a byte range: the skbs tcp_sendmsg builds are
-//                          size_goal long, so the queue is cut into size_goal skbs from snd_nxt;
-//                          the send buffer is taken as large enough for the message, tcp_wmem[2]
-//                          4 MiB), tcp_slow_start_after_idle_check(), then tcp_push()
+//                          size_goal long, so the queue is cut into size_goal skbs from snd_nxt),
+//                          tcp_slow_start_after_idle_check(), then tcp_push(); a non-blocking
+//                          send() copies size_goal skbs while sk_stream_memory_free()
+//                          (tcp_send_room; SOCK_NOSPACE when it stops short)
+//   tcp_sndbuf_expand      sk_sndbuf from tcp_wmem[1] to 2 x max(cwnd, TCP_INIT_CWND) worst-case
+//                          skbs (tcp_init_buffer_space() at connect, tcp_new_space() after an ACK
+//                          that freed space on a socket marked SOCK_NOSPACE), at most tcp_wmem[2]
 //   tcp_write_xmit         per skb: tcp_cwnd_test (at most half the cwnd per skb), tcp_snd_wnd_test,
 //                          tcp_tso_should_defer (tcp_tso_win_divisor, the 1 ms and half-srtt rules),
 //                          tcp_mss_split_point, tcp_small_queue_check (TSQ), tcp_transmit_skb,
@@ -61,6 +65,8 @@ void Kernel::tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window) {
   tp.min_rtt_us = rtt_us;
   cubictcp_init(tp);
   tcp_update_pacing_rate(tp);
+  tp.sndbuf = p.wmem_default;
+  tcp_sndbuf_expand(tp);  // tcp_init_buffer_space()
   if (tcp_cpu_.empty()) tcp_cpu_.resize(static_cast<std::size_t>(nr_cpus()));
 }
 
@@ -76,6 +82,61 @@ void Kernel::tcp_sendmsg(Ctx ctx, Socket& s, std::int64_t bytes) {
   tcp_in_sendmsg_ = true;
   tcp_write_xmit(ctx, s, 0);
   tcp_in_sendmsg_ = false;
+}
+
+std::int64_t Kernel::tcp_send_room(Socket& s, std::int64_t bytes) {
+  if (!s.tcp) return bytes;
+  TcpSock& tp = *s.tcp;
+  const std::int64_t queued = tp.write_seq - tp.snd_una;
+  std::int64_t n = 0;
+  if (queued < tp.sndbuf) {
+    // tcp_send_mss(): the size goal of the skbs it builds (tcp_xmit_size_goal -> tcp_tso_autosize).
+    const std::int64_t size_goal = static_cast<std::int64_t>(tcp_tso_segs(tp)) * kp_.net.mss;
+    const std::int64_t skbs = (tp.sndbuf - queued + size_goal - 1) / size_goal;
+    n = std::min(bytes, skbs * size_goal);
+  }
+  // wait_for_space: set_bit(SOCK_NOSPACE); tcp_poll() sets it too on an unwritable socket.
+  if (n < bytes) {
+    tp.nospace = true;
+  } else {
+    const std::int64_t after = queued + n;
+    if (tp.sndbuf - after < after >> 1) tp.nospace = true;
+  }
+  return n;
+}
+
+void Kernel::tcp_sndbuf_expand(TcpSock& tp) {
+  // The worst case is one skb per segment with a kmalloc'ed head: the MSS plus MAX_TCP_HEADER
+  // (320) and the skb_shared_info (320) rounded up to a power of two, plus the sk_buff (256);
+  // x86-64 v6.6 sizes. CUBIC has no sndbuf_expand(): twice the segments, for fast recovery.
+  std::int64_t head = kp_.net.mss + 320 + 320, pow2 = 1;
+  while (pow2 < head)
+    pow2 <<= 1;
+  head = pow2 + 256;
+  constexpr std::int64_t kTcpInitCwnd = 10;  // TCP_INIT_CWND, not the route's initcwnd
+  const std::int64_t nr_segs =
+      std::max<std::int64_t>({static_cast<std::int64_t>(tp.cwnd), kTcpInitCwnd, kp_.tcp.reordering + 1});
+  const std::int64_t sndmem = 2 * nr_segs * head;
+  if (tp.sndbuf < sndmem) tp.sndbuf = std::min(sndmem, kp_.tcp.wmem_max);
+}
+
+void Kernel::tcp_check_space(Ctx ctx, Socket& s) {
+  TcpSock& tp = *s.tcp;
+  if (!tp.nospace) return;
+  // tcp_new_space(): tcp_should_expand_sndbuf() (memory pressure is not modelled) while the cwnd
+  // is not filled.
+  if (tcp_packets_in_flight(tp) < tp.cwnd) {
+    tcp_sndbuf_expand(tp);
+    tp.snd_cwnd_stamp = jiffies();
+  }
+  // sk_stream_write_space(): once writable, clear SOCK_NOSPACE and wake EPOLLOUT pollers
+  // (ep_poll_callback queues an item whose interest includes it).
+  if (!tcp_stream_is_writeable(tp)) return;
+  tp.nospace = false;
+  if (s.ep && (s.ep_events & kEpollOut) && !s.on_ready_list) {
+    if (s.ep->wq.waiter) tcp_owed_ += costs_.wakeup_ns;
+    ep_modify(*s.ep, s, s.ep_events, ctx_cpu(ctx));
+  }
 }
 
 void Kernel::tcp_cwnd_restart(TcpSock& tp, std::int64_t delta) {

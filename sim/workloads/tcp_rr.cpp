@@ -95,9 +95,11 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     f.in_flight = true;
     ++sent_;
   };
-  // rr_do_send(): one send() of `chunk`, at most -B bytes; its transmit follows its system time.
+  // rr_do_send(): one send() of at most -B bytes on neper's non-blocking socket, which copies
+  // what the send buffer takes (`chunk`, decided as the syscall starts); its transmit follows its
+  // system time.
   auto send_chunk = [&](Flow& f, Socket& out, std::int64_t chunk) {
-    ck.nic_transmit(ck.task_ctx(t, CpuClass::kSystem), out, chunk, false);
+    if (chunk > 0) ck.nic_transmit(ck.task_ctx(t, CpuClass::kSystem), out, chunk, false);
     f.req_left -= chunk;
     if (breakdown_ && f.req_left == 0) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
   };
@@ -112,7 +114,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
       continue;
     }
-    const std::int64_t chunk = std::min(f.req_left, p_.buffer_size);
+    const std::int64_t chunk = ck.tcp_send_room(out, std::min(f.req_left, p_.buffer_size));
     co_await ck.exec(ck.task_ctx(t, CpuClass::kSystem), ck.send_cost(t, out, chunk));
     send_chunk(f, out, chunk);
     if (f.req_left > 0) ck.ep_modify(ep, out, kEpollOut, t.cpu);  // rr_client_state_0 until sent
@@ -134,7 +136,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
       if (cs.ep_events & kEpollOut) {
         // rr_client_state_0 (EPOLLOUT): the request's next send(); with the request out,
         // flow_mod(rr_client_state_1, EPOLLIN).
-        const std::int64_t chunk = std::min(f->req_left, p_.buffer_size);
+        const std::int64_t chunk = ck.tcp_send_room(cs, std::min(f->req_left, p_.buffer_size));
         co_await ck.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, ck.send_cost(t, cs, chunk), true});
         epoll_ns = 0;
         send_chunk(*f, cs, chunk);
@@ -170,7 +172,7 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
         }
         // The bookkeeping and the first send() as one chain, its transmit at the chain's end:
         // rr_ts_1 is when the send() part began.
-        const std::int64_t chunk = std::min(f->req_left, p_.buffer_size);
+        const std::int64_t chunk = ck.tcp_send_room(out, std::min(f->req_left, p_.buffer_size));
         co_await ck.exec_chain(t, {CpuClass::kUser, p_.client_user_ns},
                                {CpuClass::kSystem, ck.send_cost(t, out, chunk)});
         begin_request(*f, t.slot.part_begun);
@@ -287,8 +289,8 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
   //     when the request is complete, rr_server_state_1: flow_mod(EPOLLOUT). ep_send_events()
   //     re-queued the item as it reported it, so ep_modify() finds it linked and leaves it there;
   //     the next epoll_wait() re-polls it, writable, and returns it;
-  //   rr_server_state_2 (EPOLLOUT): rr_do_send() sends up to min(rest of the response, -B) bytes
-  //     (one send() per event); when the response is out, flow_mod(EPOLLIN): the next
+  //   rr_server_state_2 (EPOLLOUT): rr_do_send() sends up to min(rest of the response, -B) bytes,
+  //     what the send buffer takes (one send() per event); when the response is out, flow_mod(EPOLLIN): the next
   //     epoll_wait() reports the item again if the next request is already readable.
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
@@ -316,10 +318,10 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
         // rr_server_state_2: send() (the transmit at the end of its system time), then the
         // user-space bookkeeping (histogram, stats) and, with the response out, epoll_ctl(MOD,
         // EPOLLIN): two chained segments, the transmit between them.
-        const std::int64_t len = std::min(f.resp_left, p_.buffer_size);
+        const std::int64_t len = k.tcp_send_room(s, std::min(f.resp_left, p_.buffer_size));
         if (s.lo_peer < 0) {
           co_await k.exec_chain(t, {CpuClass::kSystem, epoll_ns}, {CpuClass::kSystem, k.send_cost(t, s, len), true});
-          k.nic_transmit(k.task_ctx(t, CpuClass::kSystem), s, len, false);
+          if (len > 0) k.nic_transmit(k.task_ctx(t, CpuClass::kSystem), s, len, false);  // 0: EAGAIN
           if (m) m->srv_tx = k.now();
         } else {
           co_await k.exec(k.task_ctx(t, CpuClass::kSystem), epoll_ns);

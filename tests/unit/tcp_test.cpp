@@ -2,7 +2,8 @@
 // timelines: slow start doubles the window each round trip, an idle connection restarts from a
 // smaller window, TSQ holds a flow to two skbs in the host until the NAPI poll reaps a TX
 // completion, one lost train is repaired by fast retransmit about a round trip after the next one
-// arrives, a lost tail by the loss probe, and the RTO fires only when every ACK is lost.
+// arrives, a lost tail by the loss probe, the RTO fires only when every ACK is lost, and the send
+// buffer (tcp_sndbuf_expand) holds a non-blocking sender back until ACKs free space and grow it.
 //
 // The rig: host A sends to host B over a link of one-way latency 50 us at 100 Gb/s (0.08 ns a
 // byte: a full 1448-byte segment is 1538 bytes on the wire, 123 ns). Every CPU cost is zero, each
@@ -383,6 +384,66 @@ TEST(TcpTest, TheSwitchBufferTailDropsWhatDoesNotFit) {
   EXPECT_EQ(b.nics()[0]->rx_port.busy_until, 492);
   r.run_to(us(10));
   EXPECT_EQ(r.sb->rcv_nxt, 4 * kMss);
+}
+
+TEST(TcpTest, TheSendBufferHoldsTwoWindowsOfWorstCaseSkbsAndGrowsWhenASenderWaits) {
+  // tcp_sndbuf_expand() at connect: 2 x max(cwnd 10, TCP_INIT_CWND) x (roundup_pow_of_two(1448 +
+  // 320 + 320) = 4096, + 256) = 87040 bytes. A non-blocking send() of 1 MiB builds 65160-byte
+  // skbs (tcp_tso_autosize()'s 45 segments) while the queue is below that: two, the second
+  // overshooting, 130320 bytes; it stops short, so SOCK_NOSPACE. A 1000-byte send() takes it all.
+  TcpRig r(no_hystart());
+  Kernel& a = r.a;
+  EXPECT_EQ(r.ta().sndbuf, 87040);
+  EXPECT_EQ(a.tcp_send_room(*r.sa, 1000), 1000);
+  EXPECT_FALSE(r.ta().nospace);
+  Epoll& ep = a.add_epoll();
+  a.epoll_ctl_add(ep, *r.sa, kEpollIn);
+  const std::int64_t n = a.tcp_send_room(*r.sa, 1 << 20);
+  EXPECT_EQ(n, 2 * 45 * kMss);
+  EXPECT_TRUE(r.ta().nospace);
+  a.tcp_sendmsg(Ctx{0, nullptr, 0, CpuClass::kSystem}, *r.sa, n);
+  // neper's flow_mod(EPOLLOUT): 130320 queued, no free space: not writable, not queued.
+  a.ep_modify(ep, *r.sa, kEpollOut, 0);
+  EXPECT_FALSE(r.sa->on_ready_list);
+  // The first ACK (one round trip, 101.3 us: the first 5-segment train) raises cwnd to 15 and,
+  // with the flow below it, tcp_new_space() grows the buffer to 2 x 15 x 4352 = 130560; free
+  // 130560 - 123080 = 7480 is less than half of 123080 queued: still waiting. By the end of the
+  // second round (203 us) cwnd is 27: 235008 bytes, 105704 queued, free 129304 >= 52852:
+  // sk_stream_write_space() clears SOCK_NOSPACE and EPOLLOUT queues the item.
+  struct Seen {
+    std::int64_t sndbuf;
+    bool nospace, ready;
+  };
+  std::vector<Seen> seen;
+  for (const Nanos t : {us(100), us(150), us(250)})
+    r.at(t, [&] { seen.push_back({r.ta().sndbuf, r.ta().nospace, r.sa->on_ready_list}); });
+  r.run_to(us(300));
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].sndbuf, 87040);
+  EXPECT_EQ(seen[1].sndbuf, 130560);
+  EXPECT_TRUE(seen[1].nospace);
+  EXPECT_FALSE(seen[1].ready);
+  EXPECT_EQ(seen[2].sndbuf, 2 * 27 * 4352);
+  EXPECT_FALSE(seen[2].nospace);
+  EXPECT_TRUE(seen[2].ready);
+}
+
+TEST(TcpTest, PollingAnUnwritableSocketMarksItSoTheAckThatFreesSpaceWakesIt) {
+  // tcp_poll() sets SOCK_NOSPACE on an unwritable socket whoever filled it: 130320 bytes queued by
+  // tcp_sendmsg() itself leave the flag clear, epoll_ctl(MOD, EPOLLOUT) polls the socket and sets
+  // it, and tcp_check_space() then queues the item once ACKs free space (by 250 us, as above).
+  TcpRig r(no_hystart());
+  Kernel& a = r.a;
+  Epoll& ep = a.add_epoll();
+  a.epoll_ctl_add(ep, *r.sa, kEpollIn);
+  a.tcp_sendmsg(Ctx{0, nullptr, 0, CpuClass::kSystem}, *r.sa, 2 * 45 * kMss);
+  EXPECT_FALSE(r.ta().nospace);
+  a.ep_modify(ep, *r.sa, kEpollOut, 0);
+  EXPECT_FALSE(r.sa->on_ready_list);
+  EXPECT_TRUE(r.ta().nospace);
+  r.run_to(us(250));
+  EXPECT_TRUE(r.sa->on_ready_list);
+  EXPECT_FALSE(r.ta().nospace);
 }
 
 }  // namespace
