@@ -89,7 +89,9 @@ std::int64_t Kernel::tcp_send_room(Socket& s, std::int64_t bytes) {
   TcpSock& tp = *s.tcp;
   const std::int64_t queued = tp.write_seq - tp.snd_una;
   std::int64_t n = 0;
-  if (queued < tp.sndbuf) {
+  if (queued + bytes <= tp.sndbuf) {
+    n = bytes;  // fits whatever the size goal
+  } else if (queued < tp.sndbuf) {
     // tcp_send_mss(): the size goal of the skbs it builds (tcp_xmit_size_goal -> tcp_tso_autosize).
     const std::int64_t size_goal = static_cast<std::int64_t>(tcp_tso_segs(tp)) * kp_.net.mss;
     const std::int64_t skbs = (tp.sndbuf - queued + size_goal - 1) / size_goal;
