@@ -103,15 +103,19 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
     f.req_left -= chunk;
     if (breakdown_ && f.req_left == 0) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
   };
+  // Over lo: the whole request in -B send() calls, each running the receiver's softirq at its end.
+  auto send_lo = [&](Flow& f, Socket& out) -> Proc<void> {
+    for (; f.req_left > 0; f.req_left -= std::min(f.req_left, p_.buffer_size))
+      co_await ck.sys_send(t, out, std::min(f.req_left, p_.buffer_size));
+    if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
+  };
   for (int sock : flows) {
     Flow& f = flows_[static_cast<std::size_t>(sock)];
     Socket& out = ck.socket(f.csock);
     begin_request(f, ck.now());
     f.req_left = p_.request_size;
-    if (out.lo_peer >= 0) {  // lo: sys_send() runs the receiver's softirq at its end
-      for (; f.req_left > 0; f.req_left -= std::min(f.req_left, p_.buffer_size))
-        co_await ck.sys_send(t, out, std::min(f.req_left, p_.buffer_size));
-      if (breakdown_) marks_[static_cast<std::size_t>(f.sock)].req_tx = out.stamp_tx;
+    if (out.lo_peer >= 0) {
+      co_await send_lo(f, out);
       continue;
     }
     const std::int64_t chunk = ck.tcp_send_room(out, std::min(f.req_left, p_.buffer_size));
@@ -162,12 +166,10 @@ Proc<void> TcpRr::client_thread(Kernel& ck, Task& t, Epoll& ep, int host, std::v
         if (stopped_) break;
         Socket& out = ck.socket(f->csock);
         f->req_left = p_.request_size;
-        if (out.lo_peer >= 0) {  // lo: sys_send() runs the receiver's softirq at its end
+        if (out.lo_peer >= 0) {
           co_await ck.exec(ck.task_ctx(t, CpuClass::kUser), p_.client_user_ns);
           begin_request(*f, ck.now());
-          for (; f->req_left > 0; f->req_left -= std::min(f->req_left, p_.buffer_size))
-            co_await ck.sys_send(t, out, std::min(f->req_left, p_.buffer_size));
-          if (breakdown_) marks_[static_cast<std::size_t>(f->sock)].req_tx = out.stamp_tx;
+          co_await send_lo(*f, out);
           continue;
         }
         // The bookkeeping and the first send() as one chain, its transmit at the chain's end:
@@ -290,8 +292,9 @@ Proc<void> TcpRr::server_thread(Task& t, Epoll& ep) {
   //     re-queued the item as it reported it, so ep_modify() finds it linked and leaves it there;
   //     the next epoll_wait() re-polls it, writable, and returns it;
   //   rr_server_state_2 (EPOLLOUT): rr_do_send() sends up to min(rest of the response, -B) bytes,
-  //     what the send buffer takes (one send() per event); when the response is out, flow_mod(EPOLLIN): the next
-  //     epoll_wait() reports the item again if the next request is already readable.
+  //     what the send buffer takes (one send() per event); when the response is out,
+  //     flow_mod(EPOLLIN): the next epoll_wait() reports the item again if the next request is
+  //     already readable.
   std::vector<int> events;
   events.reserve(static_cast<std::size_t>(p_.maxevents));
   Kernel& k = *k_;
