@@ -7,8 +7,9 @@
 //                          send() copies size_goal skbs while sk_stream_memory_free()
 //                          (tcp_send_room; SOCK_NOSPACE when it stops short)
 //   tcp_sndbuf_expand      sk_sndbuf from tcp_wmem[1] to 2 x max(cwnd, TCP_INIT_CWND) worst-case
-//                          skbs (tcp_init_buffer_space() at connect, tcp_new_space() after an ACK
-//                          that freed space on a socket marked SOCK_NOSPACE), at most tcp_wmem[2]
+//                          skbs (tcp_init_buffer_space() at connect; tcp_check_space() ->
+//                          tcp_new_space() on each segment received while the socket is marked
+//                          SOCK_NOSPACE), at most tcp_wmem[2]
 //   tcp_write_xmit         per skb: tcp_cwnd_test (at most half the cwnd per skb), tcp_snd_wnd_test,
 //                          tcp_tso_should_defer (tcp_tso_win_divisor, the 1 ms and half-srtt rules),
 //                          tcp_mss_split_point, tcp_small_queue_check (TSQ), tcp_transmit_skb,
