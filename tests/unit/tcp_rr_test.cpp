@@ -1,6 +1,7 @@
-// neper tcp_rr's server (sim/workloads/tcp_rr.cpp) against a hand-computed CPU bill: rr.c's
+// neper tcp_rr (sim/workloads/tcp_rr.cpp) against hand-computed CPU bills: rr.c's
 // rr_server_state_0/1/2 answer in a second epoll round (epoll_ctl(MOD, EPOLLOUT) after the request,
-// the send() when epoll_wait() returns EPOLLOUT, epoll_ctl(MOD, EPOLLIN) after it).
+// the send() when epoll_wait() returns EPOLLOUT, epoll_ctl(MOD, EPOLLIN) after it), and the
+// client's rr_client_state_0/1 send a long request one send() per EPOLLOUT event.
 #include <cstdint>
 
 #include <gtest/gtest.h>
@@ -56,6 +57,55 @@ TEST(TcpRrServerTest, OneTransactionCostsTwoEpollCtlAndASecondEpollWait) {
   EXPECT_EQ(snap.cpu_time[1][sys], 3180);
   EXPECT_EQ(snap.cpu_time[1][user], 400);
   EXPECT_EQ(snap.cpu_time[0][sys] + snap.cpu_time[0][user], 0);
+}
+
+TEST(TcpRrClientTest, ALongRequestGoesOneSendPerEpolloutEvent) {
+  // neper's client (rr.c) on a Linux client host, one flow, its thread pinned to CPU 1 there, a
+  // 3000-byte request in -B 1000 chunks, the load stopping after one measured transaction. Costs
+  // as above (syscall 100, epoll_wait 250, epoll_event 40, recv 350, send 900, epoll_ctl 200), the
+  // rest 0. rr_client_state_0/1: one send() per event, flow_mod() between the states. The client
+  // thread's bill:
+  //   the first send() at start: 1000; the item waits for EPOLLOUT (set up without a call);
+  //   epoll_wait() 350 returns it writable, transfer 40, send() 1000;
+  //   epoll_wait() 350 + 40, send() 1000, the request is out: epoll_ctl(MOD, EPOLLIN) 300;
+  //   epoll_wait() 350, asleep until the response; transfer 40 + recv() 450 completes it (the
+  //     load stops there: no next request);
+  //   epoll_wait() 350, asleep for good.
+  // System 1000 + 390 + 1000 + 390 + 1000 + 300 + 350 + 490 + 350 = 5270 ns, no user time. (With
+  // the three send() calls in one handler it was 3000 + 350 + 490 + 350 = 4190: the two extra
+  // epoll rounds and the epoll_ctl are the difference.)
+  const Json doc = Json::parse(R"({
+    "name": "tcp_rr_client", "seed": 1, "warmup_s": 0.001, "duration_s": 0.002,
+    "topology": {"numa_nodes": 1, "llcs_per_node": 1, "cores_per_llc": 2, "threads_per_core": 1},
+    "nics": [{"name": "eth0", "queues": 1, "irq_affinity": "0", "rx_usecs": 0, "rx_frames": 1}],
+    "models": [{"name": "napi_irq"}],
+    "workload": {"type": "tcp_rr", "params": {"num_flows": 1, "num_threads": 1, "client_threads": 1,
+                                              "client_cpus": "1", "request_size": 3000, "buffer_size": 1000,
+                                              "num_transactions": 1}}
+  })");
+  Scenario s = parse_scenario(doc);
+  CostParams c = testing::all_zero<CostParams>();
+  c.syscall_ns = 100;
+  c.epoll_wait_ns = 250;
+  c.epoll_event_ns = 40;
+  c.recv_ns = 350;
+  c.send_ns = 900;
+  c.epoll_ctl_ns = 200;
+  s.costs = c;
+  ASSERT_EQ(s.platform.clients.size(), 1u);
+  s.platform.clients[0].costs = c;  // the client host's, resolved from /costs when parsed
+  Simulation sim(s, Simulation::standalone_paths(s));
+  sim.workload().set_window(0, ms(2));
+  sim.start();
+  sim.host().advance_to(ms(1));
+  EXPECT_EQ(sim.workload().completed(), 1u);
+  Kernel* ck = sim.client_kernel(0);
+  ASSERT_NE(ck, nullptr);
+  const Kernel::Snapshot snap = ck->snapshot();
+  const auto sys = static_cast<std::size_t>(CpuClass::kSystem);
+  const auto user = static_cast<std::size_t>(CpuClass::kUser);
+  EXPECT_EQ(snap.cpu_time[1][sys], 5270);
+  EXPECT_EQ(snap.cpu_time[1][user], 0);
 }
 
 }  // namespace
