@@ -497,21 +497,18 @@ class Kernel : public EventSink, public WakeView {
   void epoll_ctl_add(Epoll& ep, Socket& s, std::uint8_t events = kEpollIn);
   /// ep_item_poll(): tcp_poll()'s events of `s` under its interest mask (level-triggered): kEpollIn
   /// with data queued, kEpollOut while sk_stream_is_writeable().
+  /// tcp_poll() marks an unwritable TCP socket SOCK_NOSPACE, so that the ACK that frees space wakes
+  /// its poller (tcp_check_space()).
   static std::uint8_t ep_item_poll(const Socket& s) {
-    return static_cast<std::uint8_t>(s.ep_events &
-                                     ((s.rx_avail > 0 ? kEpollIn : 0) | (sk_stream_is_writeable(s) ? kEpollOut : 0)));
+    const bool writable = sk_stream_is_writeable(s);
+    if (!writable && s.tcp) s.tcp->nospace = true;
+    return static_cast<std::uint8_t>(s.ep_events & ((s.rx_avail > 0 ? kEpollIn : 0) | (writable ? kEpollOut : 0)));
   }
   /// sk_stream_is_writeable(): free send space >= half of what is queued (sk_stream_wspace >=
   /// sk_stream_min_wspace, as tcp_ack()'s write-space check); a socket without flow control
   /// (sndbuf 0) is always writable.
   static bool sk_stream_is_writeable(const Socket& s) {
-    if (s.tcp) {
-      // tcp_poll(): an unwritable socket is marked SOCK_NOSPACE, so that the ACK that frees space
-      // wakes its poller (tcp_check_space()).
-      if (tcp_stream_is_writeable(*s.tcp)) return true;
-      s.tcp->nospace = true;
-      return false;
-    }
+    if (s.tcp) return tcp_stream_is_writeable(*s.tcp);
     if (s.sndbuf <= 0) return true;
     const std::int64_t queued = s.snd_nxt - s.snd_una;
     return std::min(s.sndbuf, s.snd_wnd) - queued >= queued / 2;
