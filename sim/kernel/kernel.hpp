@@ -672,7 +672,7 @@ class Kernel : public EventSink, public WakeView {
   /// What a non-blocking send() of `bytes` copies: all of it on a socket without the kernel's TCP;
   /// on one with it, size-goal skbs while sk_stream_memory_free() (the last may overshoot
   /// sk_sndbuf, as tcp_sendmsg_locked() checks before each new skb), setting SOCK_NOSPACE when it
-  /// stops short or leaves the socket unwritable (tcp_poll() would). 0 is EAGAIN.
+  /// stops short (wait_for_space). 0 is EAGAIN.
   std::int64_t tcp_send_room(Socket& s, std::int64_t bytes);
   /// __sk_stream_is_writeable(): sk_stream_wspace() >= sk_stream_min_wspace() (free space at
   /// least half of sk_wmem_queued).

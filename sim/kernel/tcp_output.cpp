@@ -98,13 +98,7 @@ std::int64_t Kernel::tcp_send_room(Socket& s, std::int64_t bytes) {
     const std::int64_t skbs = (tp.sndbuf - queued + size_goal - 1) / size_goal;
     n = std::min(bytes, skbs * size_goal);
   }
-  // wait_for_space: set_bit(SOCK_NOSPACE); tcp_poll() sets it too on an unwritable socket.
-  if (n < bytes) {
-    tp.nospace = true;
-  } else {
-    const std::int64_t after = queued + n;
-    if (tp.sndbuf - after < after >> 1) tp.nospace = true;
-  }
+  if (n < bytes) tp.nospace = true;  // wait_for_space: set_bit(SOCK_NOSPACE)
   return n;
 }
 
