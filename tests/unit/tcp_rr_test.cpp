@@ -3,6 +3,8 @@
 // the send() when epoll_wait() returns EPOLLOUT, epoll_ctl(MOD, EPOLLIN) after it), and the
 // client's rr_client_state_0/1 send a long request one send() per EPOLLOUT event.
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -13,6 +15,43 @@
 
 namespace napisim {
 namespace {
+
+// Every CPU cost 0 but these, of which the bills below are sums: syscall 100, epoll_wait 250
+// (entry 350), epoll_event 40, recv 350, send 900, epoll_ctl 200 (a call: 300).
+CostParams bill_costs() {
+  CostParams c = testing::all_zero<CostParams>();
+  c.syscall_ns = 100;
+  c.epoll_wait_ns = 250;
+  c.epoll_event_ns = 40;
+  c.recv_ns = 350;
+  c.send_ns = 900;
+  c.epoll_ctl_ns = 200;
+  return c;
+}
+
+// tcp_rr with `params` on a host of two CPUs whose one-queue NIC interrupts CPU 0 at every packet,
+// bill_costs() on every host, the client a Linux host or idealised; run for 1 ms with the first
+// transaction measured (from t = 0).
+std::unique_ptr<Simulation> one_transaction(const Json& params, bool linux_client) {
+  Json doc = Json::parse(R"({
+    "name": "tcp_rr_bill", "seed": 1, "warmup_s": 0.001, "duration_s": 0.002,
+    "topology": {"numa_nodes": 1, "llcs_per_node": 1, "cores_per_llc": 2, "threads_per_core": 1},
+    "nics": [{"name": "eth0", "queues": 1, "irq_affinity": "0", "rx_usecs": 0, "rx_frames": 1}],
+    "models": [{"name": "napi_irq"}],
+    "workload": {"type": "tcp_rr"}
+  })");
+  doc["workload"]["params"] = params;
+  Scenario s = parse_scenario(doc);
+  s.costs = bill_costs();
+  for (ClientSpec& c : s.platform.clients)
+    c.costs = s.costs;  // a client host's costs are resolved from /costs when parsed
+  auto sim = std::make_unique<Simulation>(
+      s, linux_client ? Simulation::standalone_paths(s) : std::vector<ClientPath>{ClientPath{}});
+  sim->workload().set_window(0, ms(2));
+  sim->start();
+  sim->host().advance_to(ms(1));
+  return sim;
+}
 
 TEST(TcpRrServerTest, OneTransactionCostsTwoEpollCtlAndASecondEpollWait) {
   // One flow, one server thread pinned to CPU 1, the NIC's interrupt on CPU 0, an idealised client;
@@ -29,29 +68,11 @@ TEST(TcpRrServerTest, OneTransactionCostsTwoEpollCtlAndASecondEpollWait) {
   // System 350 + 40 + 450 + 300 + 390 + 1000 + 300 + 350 = 3180 ns, user 2 x 200 = 400 ns. (The
   // old single-handler server: 350 + 40 + 450 + 1000 + 350 = 2190 system and 200 user: the two
   // epoll_ctl calls, the second epoll_wait and the second handler's user work are the difference.)
-  const Json doc = Json::parse(R"({
-    "name": "tcp_rr_server", "seed": 1, "warmup_s": 0.001, "duration_s": 0.002,
-    "topology": {"numa_nodes": 1, "llcs_per_node": 1, "cores_per_llc": 2, "threads_per_core": 1},
-    "nics": [{"name": "eth0", "queues": 1, "irq_affinity": "0", "rx_usecs": 0, "rx_frames": 1}],
-    "models": [{"name": "napi_irq"}],
-    "workload": {"type": "tcp_rr", "params": {"num_flows": 1, "num_threads": 1, "server_cpus": "1",
-                                              "pin_cpu": true, "num_transactions": 1}}
-  })");
-  Scenario s = parse_scenario(doc);
-  CostParams c = testing::all_zero<CostParams>();
-  c.syscall_ns = 100;
-  c.epoll_wait_ns = 250;
-  c.epoll_event_ns = 40;
-  c.recv_ns = 350;
-  c.send_ns = 900;
-  c.epoll_ctl_ns = 200;
-  s.costs = c;
-  Simulation sim(s, {ClientPath{}});
-  sim.workload().set_window(0, ms(2));  // the first transaction is the measured one
-  sim.start();
-  sim.host().advance_to(ms(1));
-  EXPECT_EQ(sim.workload().completed(), 1u);
-  const Kernel::Snapshot snap = sim.kernel().snapshot();
+  const auto sim = one_transaction(Json::parse(R"({"num_flows": 1, "num_threads": 1, "server_cpus": "1",
+                                                   "pin_cpu": true, "num_transactions": 1})"),
+                                   false);
+  EXPECT_EQ(sim->workload().completed(), 1u);
+  const Kernel::Snapshot snap = sim->kernel().snapshot();
   const auto sys = static_cast<std::size_t>(CpuClass::kSystem);
   const auto user = static_cast<std::size_t>(CpuClass::kUser);
   EXPECT_EQ(snap.cpu_time[1][sys], 3180);
@@ -74,32 +95,12 @@ TEST(TcpRrClientTest, ALongRequestGoesOneSendPerEpolloutEvent) {
   // System 1000 + 390 + 1000 + 390 + 1000 + 300 + 350 + 490 + 350 = 5270 ns, no user time. (With
   // the three send() calls in one handler it was 3000 + 350 + 490 + 350 = 4190: the two extra
   // epoll rounds and the epoll_ctl are the difference.)
-  const Json doc = Json::parse(R"({
-    "name": "tcp_rr_client", "seed": 1, "warmup_s": 0.001, "duration_s": 0.002,
-    "topology": {"numa_nodes": 1, "llcs_per_node": 1, "cores_per_llc": 2, "threads_per_core": 1},
-    "nics": [{"name": "eth0", "queues": 1, "irq_affinity": "0", "rx_usecs": 0, "rx_frames": 1}],
-    "models": [{"name": "napi_irq"}],
-    "workload": {"type": "tcp_rr", "params": {"num_flows": 1, "num_threads": 1, "client_threads": 1,
-                                              "client_cpus": "1", "request_size": 3000, "buffer_size": 1000,
-                                              "num_transactions": 1}}
-  })");
-  Scenario s = parse_scenario(doc);
-  CostParams c = testing::all_zero<CostParams>();
-  c.syscall_ns = 100;
-  c.epoll_wait_ns = 250;
-  c.epoll_event_ns = 40;
-  c.recv_ns = 350;
-  c.send_ns = 900;
-  c.epoll_ctl_ns = 200;
-  s.costs = c;
-  ASSERT_EQ(s.platform.clients.size(), 1u);
-  s.platform.clients[0].costs = c;  // the client host's, resolved from /costs when parsed
-  Simulation sim(s, Simulation::standalone_paths(s));
-  sim.workload().set_window(0, ms(2));
-  sim.start();
-  sim.host().advance_to(ms(1));
-  EXPECT_EQ(sim.workload().completed(), 1u);
-  Kernel* ck = sim.client_kernel(0);
+  const auto sim = one_transaction(Json::parse(R"({"num_flows": 1, "num_threads": 1, "client_threads": 1,
+                                                   "client_cpus": "1", "request_size": 3000,
+                                                   "buffer_size": 1000, "num_transactions": 1})"),
+                                   true);
+  EXPECT_EQ(sim->workload().completed(), 1u);
+  Kernel* ck = sim->client_kernel(0);
   ASSERT_NE(ck, nullptr);
   const Kernel::Snapshot snap = ck->snapshot();
   const auto sys = static_cast<std::size_t>(CpuClass::kSystem);
