@@ -664,8 +664,14 @@ class Kernel : public EventSink, public WakeView {
   /// TCP (tcp.hpp): established, the handshake's RTT sample `syn_rtt` taken, `peer_window` the
   /// window the peer offers, nothing sent yet.
   void tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window);
-  /// The window a connection's receiver offers: the free half of its receive buffer (tcp_rmem[2]).
-  std::int64_t tcp_initial_window() const { return kp_.tcp.rmem_max / 2; }
+  /// The window a connection's SYN offers (tcp_select_initial_window()): half of tcp_rmem[1],
+  /// rounded down to the MSS, at most the unscaled field's 65535.
+  std::int64_t tcp_initial_window() const {
+    return std::min<std::int64_t>(kp_.tcp.rmem_default / 2 / kp_.net.mss * kp_.net.mss, 65535);
+  }
+  /// tcp_rcv_space_adjust(): after a read, grow sk_rcvbuf (and window_clamp) to twice what the
+  /// reader copied in the last receiver-measured RTT.
+  void tcp_rcv_space_adjust(Socket& s, TcpSock& tp);
   const TcpStats& tcp_stats() const { return tcp_stats_; }
   /// tcp_sendmsg(): `bytes` more to send; tcp_push() sends what cwnd, window, TSQ and pacing allow.
   void tcp_sendmsg(Ctx ctx, Socket& s, std::int64_t bytes);
@@ -773,6 +779,12 @@ class Kernel : public EventSink, public WakeView {
   void tcp_fq_release(Socket& s);
   void tcp_build_header(Socket& s, TcpSock& tp, std::int64_t seq, TcpHdr& th);
   std::int64_t tcp_space_window(Socket& s, TcpSock& tp);
+  void tcp_grow_window(Socket& s, TcpSock& tp, const Skb& skb);
+  static void tcp_rcv_rtt_update(TcpSock& tp, std::int64_t sample_us, bool win_dep);
+  void tcp_rcv_rtt_measure(Socket& s, TcpSock& tp);
+  void tcp_rcv_rtt_measure_ts(Socket& s, TcpSock& tp, const Skb& skb);
+  /// tcp_time_stamp(): the timestamps option's clock, ms (TCP_TS_HZ 1000).
+  std::uint32_t tcp_time_stamp() const { return static_cast<std::uint32_t>(now() / 1000000); }
   std::int64_t tcp_select_window(Socket& s, TcpSock& tp);
   void tcp_event_ack_sent(Socket& s, TcpSock& tp);
   void tcp_send_ack(Ctx ctx, Socket& s);

@@ -137,7 +137,9 @@ struct TcpParams {
   std::int64_t comp_sack_delay_ns = 1000000;  // net.ipv4.tcp_comp_sack_delay_ns
   std::int64_t comp_sack_slack_ns = 100000;   // net.ipv4.tcp_comp_sack_slack_ns
   std::int64_t rto_min_ms = 200;              // TCP_RTO_MIN (the route's rto_min)
+  std::int64_t rmem_default = 131072;         // net.ipv4.tcp_rmem[1]
   std::int64_t rmem_max = 6291456;            // net.ipv4.tcp_rmem[2]
+  bool moderate_rcvbuf = true;                // net.ipv4.tcp_moderate_rcvbuf
   std::int64_t wmem_default = 16384;          // net.ipv4.tcp_wmem[1]
   std::int64_t wmem_max = 4194304;            // net.ipv4.tcp_wmem[2]
   bool hystart = true;                        // tcp_cubic module parameter hystart
@@ -173,9 +175,14 @@ struct TcpParams {
       "net.ipv4.tcp_comp_sack_slack_ns: the compressed-SACK hrtimer's slack (it fires at the end of its range)",
       Range{0, 1e9});
     v("rto_min_ms", &TcpParams::rto_min_ms, "ms", "TCP_RTO_MIN: the retransmission timeout's floor", Range{1, 120000});
-    v("rmem_max", &TcpParams::rmem_max, "bytes",
-      "net.ipv4.tcp_rmem[2]: the receive buffer autotuning grows to; half of it is the window (tcp_adv_win_scale 1)",
+    v("rmem_default", &TcpParams::rmem_default, "bytes",
+      "net.ipv4.tcp_rmem[1]: a connection's first receive buffer; half of it is the window (tcp_adv_win_scale 1)",
       Range{4096, 1e10});
+    v("rmem_max", &TcpParams::rmem_max, "bytes",
+      "net.ipv4.tcp_rmem[2]: the receive buffer autotuning (tcp_rcv_space_adjust) grows to", Range{4096, 1e10});
+    v("moderate_rcvbuf", &TcpParams::moderate_rcvbuf, "",
+      "net.ipv4.tcp_moderate_rcvbuf: receive buffer autotuning (DRS) grows sk_rcvbuf to twice what the reader "
+      "copies in a receiver-measured RTT");
     v("wmem_default", &TcpParams::wmem_default, "bytes",
       "net.ipv4.tcp_wmem[1]: a connection's first send buffer, before tcp_sndbuf_expand() sizes it for its cwnd",
       Range{4096, 1e10});

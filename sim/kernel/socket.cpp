@@ -368,6 +368,7 @@ std::int64_t Kernel::recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos
           ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
           : 0;
   *cost = costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote;
+  if (s.tcp && n > 0) tcp_rcv_space_adjust(s, *s.tcp);  // tcp_recvmsg_locked(), after the copy
   if (s.tcp && tcp_cleanup_rbuf_wanted(s, *s.tcp, n)) {
     // tcp_recvmsg() -> tcp_cleanup_rbuf(): here as the data is taken; an ACK it sends adds its CPU
     // time to the call's.

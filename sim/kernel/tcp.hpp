@@ -182,12 +182,22 @@ struct TcpSock {
   // ---- receiver ----
   // (rcv_nxt, rcv_wup, rcv_wnd, icsk_ack.rcv_mss and the receive queue are the Socket's.)
   std::int64_t window_clamp = 0;  // tcp_win_from_space(rcvbuf)
-  std::uint8_t ack_pending = 0;   // icsk_ack.pending (ack_state)
-  std::uint8_t quick = 0;         // icsk_ack.quick
-  std::uint8_t pingpong = 0;      // icsk_ack.pingpong
-  std::int64_t ato = 0;           // icsk_ack.ato (jiffies; 0 before the first data)
-  std::int64_t lrcvtime = 0;      // icsk_ack.lrcvtime (jiffies)
-  std::int64_t ack_timeout = 0;   // icsk_ack.timeout (jiffies)
+  // Receive buffer autotuning (DRS): sk_rcvbuf and rcv_ssthresh (the window offered grows up to
+  // it, tcp_grow_window); rcvq_space, the bytes the reader copied in the last measured RTT, from
+  // copied_seq rcvq_seq at rcvq_time_us; rcv_rtt_est (rtt_us is 8 x the estimate; its window-based
+  // measure counts from rcv_rtt_seq, rcv_rtt_time_us, -1 before the first data).
+  std::int64_t rcvbuf = 0, rcv_ssthresh = 0;
+  std::int64_t rcvq_space = 0, rcvq_seq = 0, rcvq_time_us = 0;
+  std::int64_t rcv_rtt_us = 0, rcv_rtt_seq = 0, rcv_rtt_time_us = -1;
+  // Timestamps (RFC 7323, ms): ts_recent, the peer's TSval this side echoes; the last TSecr that
+  // gave tcp_rcv_rtt_measure_ts() a sample.
+  std::uint32_t ts_recent = 0, rcv_rtt_last_tsecr = 0;
+  std::uint8_t ack_pending = 0;  // icsk_ack.pending (ack_state)
+  std::uint8_t quick = 0;        // icsk_ack.quick
+  std::uint8_t pingpong = 0;     // icsk_ack.pingpong
+  std::int64_t ato = 0;          // icsk_ack.ato (jiffies; 0 before the first data)
+  std::int64_t lrcvtime = 0;     // icsk_ack.lrcvtime (jiffies)
+  std::int64_t ack_timeout = 0;  // icsk_ack.timeout (jiffies)
   std::uint32_t dup_ack_counter = 0, compressed_ack = 0;
   std::int64_t compressed_ack_rcv_nxt = 0;
   bool dsack = false;            // the next ACK reports a duplicate

@@ -124,6 +124,7 @@ inline void Kernel::tcp_event_data_recv(Socket& s, TcpSock& tp, const Skb& skb) 
     if (tp.ack_pending & ack_state::kPushed) tp.ack_pending |= ack_state::kPushed2;
     tp.ack_pending |= ack_state::kPushed;
   }
+  tcp_rcv_rtt_measure(s, tp);
   const std::int64_t now_j = jiffies();
   const std::int64_t ato_min = tcp_ato_min_j_;  // TCP_ATO_MIN
   if (!tp.ato) {
@@ -141,6 +142,83 @@ inline void Kernel::tcp_event_data_recv(Socket& s, TcpSock& tp, const Skb& skb) 
     }
   }
   tp.lrcvtime = now_j;
+  if (skb.bytes >= 128) tcp_grow_window(s, tp, skb);
+}
+
+// net/ipv4/tcp_input.c
+inline void Kernel::tcp_rcv_rtt_update(TcpSock& tp, std::int64_t sample_us, bool win_dep) {
+  std::int64_t new_sample = tp.rcv_rtt_us;  // 8 x the estimate
+  std::int64_t m = sample_us;
+  if (new_sample != 0) {
+    // Timestamps give a smoothed estimate; the window-based measure, an upper bound of the RTT
+    // for a sender that is not window-limited, only ever lowers it.
+    if (!win_dep) {
+      m -= new_sample >> 3;
+      new_sample += m;
+    } else {
+      m <<= 3;
+      if (m < new_sample) new_sample = m;
+    }
+  } else {
+    new_sample = m << 3;  // no previous measure
+  }
+  tp.rcv_rtt_us = new_sample;
+}
+
+// net/ipv4/tcp_input.c
+inline void Kernel::tcp_rcv_rtt_measure(Socket& s, TcpSock& tp) {
+  // The time rcv_nxt takes to pass the right edge of the window offered when the last measure began.
+  const std::int64_t now_us = tcp_clock_us();
+  if (tp.rcv_rtt_time_us >= 0) {
+    if (s.rcv_nxt < tp.rcv_rtt_seq) return;
+    tcp_rcv_rtt_update(tp, std::max<std::int64_t>(1, now_us - tp.rcv_rtt_time_us), true);
+  }
+  tp.rcv_rtt_seq = s.rcv_nxt + s.rcv_wnd;
+  tp.rcv_rtt_time_us = now_us;
+}
+
+// net/ipv4/tcp_input.c
+inline void Kernel::tcp_rcv_rtt_measure_ts(Socket& s, TcpSock& tp, const Skb& skb) {
+  // A data skb of at least a segment echoing a TSecr not sampled yet: now - TSecr, in whole ms,
+  // at least 1 (v6.6's TCP_TS_HZ 1000: a datacenter RTT reads as 1 ms).
+  if (skb.th.tsecr == tp.rcv_rtt_last_tsecr) return;
+  tp.rcv_rtt_last_tsecr = skb.th.tsecr;
+  if (static_cast<std::int64_t>(skb.bytes) < s.rcv_mss) return;
+  std::uint32_t delta = tcp_time_stamp() - skb.th.tsecr;
+  if (delta >= 0x7fffffffU / 1000) return;
+  if (!delta) delta = 1;
+  tcp_rcv_rtt_update(tp, std::int64_t{delta} * 1000, false);
+}
+
+// net/ipv4/tcp_input.c
+inline void Kernel::tcp_grow_window(Socket& s, TcpSock& tp, const Skb& skb) {
+  // Raise rcv_ssthresh, the bound of the window offered, by what an skb of this truesize may use
+  // of the buffer: two segments' worth, at least twice its length (memory pressure not modelled).
+  const std::int64_t space = tp.window_clamp - s.rx_avail - tp.ofo_bytes;  // tcp_space()
+  const std::int64_t room = std::min(tp.window_clamp, space) - tp.rcv_ssthresh;
+  if (room <= 0) return;
+  const std::int64_t len = skb.bytes;
+  const std::int64_t truesize = tcp_skb_truesize(len);
+  std::int64_t incr = 0;
+  if (truesize / 2 <= len) {  // tcp_win_from_space(truesize) <= skb->len
+    incr = 2 * kp_.net.mss;
+  } else {  // __tcp_grow_window(): small skbs grow it only while it is small
+    std::int64_t ts = truesize / 2 / 2;
+    std::int64_t window = kp_.tcp.rmem_max / 2 / 2;
+    while (tp.rcv_ssthresh <= window) {
+      if (ts <= len) {
+        incr = 2 * s.rcv_mss;
+        break;
+      }
+      ts >>= 1;
+      window >>= 1;
+    }
+  }
+  if (incr) {
+    incr = std::max(incr, 2 * len);
+    tp.rcv_ssthresh += std::min(room, incr);
+    tp.quick |= 1;
+  }
 }
 
 // SKB_TRUESIZE (include/linux/skbuff.h)
@@ -226,6 +304,8 @@ inline void Kernel::tcp_build_header(Socket& s, TcpSock& tp, std::int64_t seq, T
   th.seq = static_cast<std::uint32_t>(seq);
   th.ack = static_cast<std::uint32_t>(s.rcv_nxt);
   th.wnd = static_cast<std::uint32_t>(tcp_select_window(s, tp));
+  th.tsval = tcp_time_stamp();
+  th.tsecr = tp.ts_recent;
   th.mss = static_cast<std::uint16_t>(kp_.net.mss);
   th.dsack = tp.dsack;
   tp.dsack = false;
@@ -250,16 +330,15 @@ inline void Kernel::tcp_build_header(Socket& s, TcpSock& tp, std::int64_t seq, T
 inline std::int64_t Kernel::tcp_space_window(Socket& s, TcpSock& tp) {
   // __tcp_select_window(): the free half of the receive buffer (tcp_win_from_space(), scaling 50%,
   // in payload bytes: the unread data and the out-of-order queue hold their share of it); once it
-  // is below half, no more quick ACKs, and zero when below 1/16 of it or an MSS. rcv_ssthresh
-  // follows the free space up (tcp_grow_window) on connections whose receive buffer has grown to
-  // tcp_rmem[2].
+  // is below half, no more quick ACKs, and zero when below 1/16 of it or an MSS; at most
+  // rcv_ssthresh (tcp_grow_window). Not modelled: rounding to the window scale (2^7 bytes).
   const std::int64_t full = tp.window_clamp;
   const std::int64_t free = full - s.rx_avail - tp.ofo_bytes;
   if (free < full / 2) {
     tp.quick = 0;
     if (free < full / 16 || free < std::min(s.rcv_mss, full)) return 0;
   }
-  return free;
+  return std::min(free, tp.rcv_ssthresh);
 }
 
 // net/ipv4/tcp_output.c

@@ -24,8 +24,12 @@
 //                         (tcp_comp_sack_*)
 //   tcp_cleanup_rbuf      after a read: the ACK a full receive buffer held back, or a window update
 //                         once the window can double
-// The receive buffer is taken as grown to tcp_rmem[2] by autotuning (DRS, tcp_rcv_space_adjust, is
-// not modelled): the window is its free half.
+//   tcp_rcv_space_adjust  receive buffer autotuning (DRS): after a read, sk_rcvbuf grows from
+//                         tcp_rmem[1] to twice what the reader copied in a receiver-measured RTT
+//                         (tcp_rcv_rtt_measure: a window's worth of data; tcp_rcv_rtt_measure_ts:
+//                         now - TSecr in whole ms), at most tcp_rmem[2]; the window offered is its
+//                         free half, at most rcv_ssthresh (tcp_grow_window). Not modelled: memory
+//                         pressure (tcp_mem, tcp_clamp_window, pruning), the window scale's rounding.
 #include <algorithm>
 
 #include "sim/kernel/tcp_inline.hpp"
@@ -59,9 +63,15 @@ std::int64_t unwrap(std::uint32_t v, std::int64_t ref) {
 void Kernel::tcp_rcv_established(Ctx ctx, Socket& s, const Skb& skb, const TrainStamps* st) {
   TcpSock& tp = *s.tcp;
   tcp_cpu_now_ = ctx_cpu(ctx);
+  // tcp_replace_ts_recent(): a segment at or before the last ACK sent (RFC 7323's rule) gives the
+  // TSval this side echoes.
+  if (unwrap(skb.th.seq, s.rcv_nxt) <= s.rcv_wup) tp.ts_recent = skb.th.tsval;
   tcp_ack(ctx, s, skb);
   const std::int64_t prior_rcv_nxt = s.rcv_nxt;
-  if (!skb.ack_only) tcp_data_queue(ctx, s, skb, st);
+  if (!skb.ack_only) {
+    tcp_rcv_rtt_measure_ts(s, tp, skb);
+    tcp_data_queue(ctx, s, skb, st);
+  }
   // tcp_data_snd_check(): what the ACK lets out, then tcp_check_space().
   if (tp.snd_nxt < tp.write_seq) tcp_write_xmit(ctx, s, 0);
   tcp_check_space(ctx, s);
@@ -493,6 +503,31 @@ void Kernel::tcp_ack_snd_check(Ctx ctx, Socket& s, bool ofo_possible) {
   tp.compack_timer.cpu = ctx_cpu(ctx);
   tp.compack_timer.ev.arm(host_.queue(), tp.compack_timer.hr, Prio::kTimer, this, kTcpTimer,
                           tcp_timer_code(s.id, kTcpCompackTimer));
+}
+
+void Kernel::tcp_rcv_space_adjust(Socket& s, TcpSock& tp) {
+  const std::int64_t now_us = tcp_clock_us();
+  if (now_us - tp.rcvq_time_us < (tp.rcv_rtt_us >> 3) || tp.rcv_rtt_us == 0) return;
+  const std::int64_t copied_seq = s.rcv_nxt - s.rx_avail;
+  const std::int64_t copied = copied_seq - tp.rcvq_seq;  // copied to the reader in the last RTT
+  if (copied > tp.rcvq_space) {
+    if (kp_.tcp.moderate_rcvbuf) {
+      // Twice what was copied (for losses) and 16 segments of cushion, plus twice the growth
+      // since the last RTT (a sender in slow start doubles); the buffer is twice that window.
+      const std::int64_t mss = kp_.net.mss;
+      std::int64_t rcvwin = 2 * copied + 16 * mss;
+      const std::int64_t grow = rcvwin * (copied - tp.rcvq_space) / tp.rcvq_space;
+      rcvwin += 2 * grow;
+      const std::int64_t rcvbuf = std::min(2 * rcvwin, kp_.tcp.rmem_max);  // tcp_space_from_win()
+      if (rcvbuf > tp.rcvbuf) {
+        tp.rcvbuf = rcvbuf;
+        tp.window_clamp = rcvbuf / 2;  // the window clamp follows along
+      }
+    }
+    tp.rcvq_space = copied;
+  }
+  tp.rcvq_seq = copied_seq;
+  tp.rcvq_time_us = now_us;
 }
 
 void Kernel::tcp_cleanup_rbuf(Ctx ctx, Socket& s, std::int64_t copied) {

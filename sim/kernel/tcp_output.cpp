@@ -53,8 +53,17 @@ void Kernel::tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window) {
   tp.id = s.id;
   const TcpParams& p = kp_.tcp;
   tp.cwnd = static_cast<std::uint32_t>(p.init_cwnd);
-  tp.window_clamp = tcp_initial_window();
-  s.rcv_wnd = tp.window_clamp;
+  // tcp_select_initial_window(), tcp_init_buffer_space(): sk_rcvbuf tcp_rmem[1] and its window
+  // (50%); the SYN's window, which rcv_ssthresh starts at; DRS's first measure expects at most
+  // TCP_INIT_CWND segments in an RTT.
+  tp.rcvbuf = p.rmem_default;
+  tp.window_clamp = tp.rcvbuf / 2;
+  s.rcv_wnd = tcp_initial_window();
+  tp.rcv_ssthresh = s.rcv_wnd;
+  tp.rcvq_space = std::min<std::int64_t>(s.rcv_wnd, 10 * kp_.net.mss);
+  tp.rcvq_seq = s.rcv_nxt - s.rx_avail;
+  tp.rcvq_time_us = tcp_clock_us();
+  tp.ts_recent = tcp_time_stamp();  // the SYN's (or SYN-ACK's) TSval
   tp.snd_wnd = peer_window;
   tp.lsndtime = tp.snd_cwnd_stamp = jiffies();
   tp.rto_j = msecs_to_jiffies(1000);  // TCP_TIMEOUT_INIT until the first RTT sample

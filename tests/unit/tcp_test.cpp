@@ -2,15 +2,18 @@
 // timelines: slow start doubles the window each round trip, an idle connection restarts from a
 // smaller window, TSQ holds a flow to two skbs in the host until the NAPI poll reaps a TX
 // completion, one lost train is repaired by fast retransmit about a round trip after the next one
-// arrives, a lost tail by the loss probe, the RTO fires only when every ACK is lost, and the send
-// buffer (tcp_sndbuf_expand) holds a non-blocking sender back until ACKs free space and grow it.
+// arrives, a lost tail by the loss probe, the RTO fires only when every ACK is lost, the send
+// buffer (tcp_sndbuf_expand) holds a non-blocking sender back until ACKs free space and grow it, and
+// receive buffer autotuning (tcp_rcv_space_adjust) grows the window a new connection offers.
 //
 // The rig: host A sends to host B over a link of one-way latency 50 us at 100 Gb/s (0.08 ns a
 // byte: a full 1448-byte segment is 1538 bytes on the wire, 123 ns). Every CPU cost is zero, each
 // host has one CPU and a one-queue NIC interrupting at every completion (rx-usecs 0, tx-usecs 0),
 // HZ 1000. B's reader takes every byte as it arrives (a blocking recv() loop). The handshake's RTT
 // sample is 100 us, so srtt starts at 100 us and the RTO at srtt + max(rttvar, TCP_RTO_MIN) =
-// 200.1 ms, 201 jiffies.
+// 200.1 ms, 201 jiffies. Unless a test says otherwise, both receive buffers start grown to
+// tcp_rmem[2] (a window of 3 MB from the first segment), so that the sender's mechanisms alone
+// shape the timeline.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -73,7 +76,7 @@ struct TcpRig {
     p.irq_affinity = "0";
     return p;
   }
-  explicit TcpRig(const KernelParams& kp, double gbps = 100)
+  explicit TcpRig(const KernelParams& kp, double gbps = 100, bool grown = true)
       : topo(one_cpu())
       , a(host, topo, kp, testing::all_zero<CostParams>())
       , b(host, topo, kp, testing::all_zero<CostParams>()) {
@@ -81,8 +84,15 @@ struct TcpRig {
     b.add_nic(nic(gbps), "/nic");
     sa = &a.add_socket(0, 1);
     sb = &b.add_socket(0, 2);
-    a.tcp_connect(*sa, 2 * kLatency, b.tcp_initial_window());
-    b.tcp_connect(*sb, 2 * kLatency, a.tcp_initial_window());
+    const std::int64_t wnd = grown ? kp.tcp.rmem_max / 2 : b.tcp_initial_window();
+    a.tcp_connect(*sa, 2 * kLatency, wnd);
+    b.tcp_connect(*sb, 2 * kLatency, wnd);
+    if (grown) {
+      for (Socket* s : {sa, sb}) {
+        s->tcp->rcvbuf = kp.tcp.rmem_max;
+        s->tcp->window_clamp = s->tcp->rcv_ssthresh = s->rcv_wnd = wnd;
+      }
+    }
     a.set_peer(&wa);
     b.set_peer(&wb);
     Task& t = b.create_task("reader", TaskKind::kUser, CpuMask::all(1));
@@ -324,6 +334,100 @@ TEST(TcpTest, TheRtoFiresOnlyWhenEveryAckIsLost) {
   EXPECT_EQ(r2.a.tcp_stats().timeouts, 0u);
   EXPECT_EQ(r2.a.tcp_stats().loss_probes, 0u);
   EXPECT_EQ(r2.a.tcp_stats().retrans_segs, 0u);
+}
+
+TEST(TcpTest, AutotuningGrowsTheReceiveBufferToTwiceWhatTheReaderCopiedPerRtt) {
+  // tcp_rcv_space_adjust() with a receiver RTT of 1 ms (rcv_rtt_est 8000) and the first measure's
+  // 10 segments (14480 bytes) from t = 0, B's reader having copied:
+  //   - 100000 bytes by 1 ms: rcvwin = 2 x 100000 + 16 x 1448 = 223168, plus twice its growth
+  //     223168 x (100000 - 14480) / 14480 = 1318047: 2859262; sk_rcvbuf twice that, 5718524, and
+  //     the window clamp its half;
+  //   - 300000 more by 1.5 ms: less than an RTT since the last measure, nothing happens;
+  //   - by 2 ms: 623168 + 2 x 1246336 = 3115840, so 6231680 (below tcp_rmem[2], 6291456);
+  //   - 50000 more by 3 ms: less than the 300000 of the last RTT: no growth, and that stays the
+  //     measure to beat.
+  TcpRig r(KernelParams{}, 100, false);
+  Kernel& b = r.b;
+  Socket& s = *r.sb;
+  TcpSock& tp = *s.tcp;
+  EXPECT_EQ(tp.rcvbuf, 131072);       // tcp_rmem[1]
+  EXPECT_EQ(tp.window_clamp, 65536);  // its half
+  EXPECT_EQ(s.rcv_wnd, 45 * kMss);    // the SYN's window: rounded down to the MSS, at most 65535
+  EXPECT_EQ(tp.rcv_ssthresh, 45 * kMss);
+  EXPECT_EQ(tp.rcvq_space, 10 * kMss);
+  struct Seen {
+    std::int64_t rcvbuf, clamp, space;
+  };
+  std::vector<Seen> seen;
+  const auto copy = [&](std::int64_t bytes) {
+    s.rcv_nxt += bytes;  // arrived and read at once: copied_seq = rcv_nxt
+    b.tcp_rcv_space_adjust(s, tp);
+    seen.push_back({tp.rcvbuf, tp.window_clamp, tp.rcvq_space});
+  };
+  r.at(0, [&] { tp.rcv_rtt_us = 8 * 1000; });
+  r.at(ms(1), [&] { copy(100000); });
+  r.at(us(1500), [&] { copy(300000); });
+  r.at(ms(2), [&] { copy(0); });
+  r.at(ms(3), [&] { copy(50000); });
+  r.run_to(ms(3));
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].rcvbuf, 5718524);
+  EXPECT_EQ(seen[0].clamp, 2859262);
+  EXPECT_EQ(seen[0].space, 100000);
+  EXPECT_EQ(seen[1].rcvbuf, 5718524);
+  EXPECT_EQ(seen[1].space, 100000);
+  EXPECT_EQ(seen[2].rcvbuf, 6231680);
+  EXPECT_EQ(seen[2].clamp, 3115840);
+  EXPECT_EQ(seen[2].space, 300000);
+  EXPECT_EQ(seen[3].rcvbuf, 6231680);
+  EXPECT_EQ(seen[3].space, 300000);
+  // tcp_moderate_rcvbuf 0: the buffer stays at tcp_rmem[1].
+  KernelParams fixed;
+  fixed.tcp.moderate_rcvbuf = false;
+  TcpRig f(fixed, 100, false);
+  f.at(0, [&] { f.sb->tcp->rcv_rtt_us = 8 * 1000; });
+  f.at(ms(1), [&] {
+    f.sb->rcv_nxt += 100000;
+    f.b.tcp_rcv_space_adjust(*f.sb, *f.sb->tcp);
+  });
+  f.run_to(ms(1));
+  EXPECT_EQ(f.sb->tcp->rcvbuf, 131072);
+  EXPECT_EQ(f.sb->tcp->rcvq_space, 100000);
+}
+
+TEST(TcpTest, ANewConnectionsWindowStartsAt64KAndFollowsTheReceiveBuffer) {
+  // A sends 4 MB on a new connection whose SYN offered 65160 bytes. B's first ACK, sent before its
+  // reader has taken the first 5-segment train, offers what the window clamp (65536, half of
+  // tcp_rmem[1]) leaves free: 65536 - 7240 = 58296. B never offers more than its window clamp, and
+  // A never has more in flight than B last offered. B's RTT
+  // estimate comes from the window-based measure (a window's worth of data) and the timestamps
+  // (now - TSecr, at least 1 ms); once its reader has copied more in an RTT than the measure
+  // before, the buffer grows past tcp_rmem[1], and with it the window offered.
+  TcpRig r(no_hystart(), 100, false);
+  r.send_at(0, 4 << 20);
+  r.run_to(ms(6));
+  ASSERT_FALSE(r.sent_by_b.empty());
+  EXPECT_EQ(r.sent_by_b.front().tr.th.wnd, 65536u - 5 * kMss);
+  std::int64_t acked = 0, offered = 45 * kMss, max_offered = 0;
+  std::size_t ib = 0;
+  for (const auto& x : r.sent_by_a) {
+    // B's ACKs that reached A before this train left.
+    while (ib < r.sent_by_b.size() && r.sent_by_b[ib].done + kLatency <= x.at) {
+      acked = std::max<std::int64_t>(acked, r.sent_by_b[ib].tr.th.ack);
+      offered = r.sent_by_b[ib].tr.th.wnd;
+      max_offered = std::max(max_offered, offered);
+      ++ib;
+    }
+    if (!x.tr.ack_only) {
+      EXPECT_LE(x.tr.th.seq + x.tr.bytes, acked + offered) << "train at " << x.at;
+    }
+  }
+  const TcpSock& tb = *r.sb->tcp;
+  EXPECT_GT(tb.rcv_rtt_us, 0);
+  EXPECT_GT(tb.rcvbuf, 131072);
+  EXPECT_EQ(tb.window_clamp, tb.rcvbuf / 2);
+  EXPECT_GT(max_offered, 65536);
+  EXPECT_LE(max_offered, tb.window_clamp);
 }
 
 }  // namespace
