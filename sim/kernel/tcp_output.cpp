@@ -53,14 +53,17 @@ void Kernel::tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window) {
   tp.id = s.id;
   const TcpParams& p = kp_.tcp;
   tp.cwnd = static_cast<std::uint32_t>(p.init_cwnd);
-  // tcp_select_initial_window(), tcp_init_buffer_space(): sk_rcvbuf tcp_rmem[1] and its window
-  // (50%); the SYN's window, which rcv_ssthresh starts at; DRS's first measure expects at most
-  // TCP_INIT_CWND segments in an RTT.
+  // tcp_select_initial_window(), tcp_init_buffer_space(): sk_rcvbuf tcp_rmem[1]; its window
+  // (50%) less one segment ("force reservation of one segment", tcp_app_win 31) is the window
+  // clamp; the SYN's window, and rcv_ssthresh at most the clamp; DRS's first measure expects at
+  // most TCP_INIT_CWND segments in an RTT.
+  const std::int64_t mss = kp_.net.mss;
   tp.rcvbuf = p.rmem_default;
-  tp.window_clamp = tp.rcvbuf / 2;
+  const std::int64_t maxwin = tp.rcvbuf / 2;  // tcp_full_space()
+  tp.window_clamp = maxwin > 2 * mss ? std::max(2 * mss, maxwin - mss) : maxwin;
   s.rcv_wnd = tcp_initial_window();
-  tp.rcv_ssthresh = s.rcv_wnd;
-  tp.rcvq_space = std::min<std::int64_t>(s.rcv_wnd, 10 * kp_.net.mss);
+  tp.rcv_ssthresh = std::min(s.rcv_wnd, tp.window_clamp);
+  tp.rcvq_space = std::min({tp.rcv_ssthresh, s.rcv_wnd, 10 * mss});
   tp.rcvq_seq = s.rcv_nxt - s.rx_avail;
   tp.rcvq_time_us = tcp_clock_us();
   tp.ts_recent = tcp_time_stamp();  // the SYN's (or SYN-ACK's) TSval

@@ -350,10 +350,10 @@ TEST(TcpTest, AutotuningGrowsTheReceiveBufferToTwiceWhatTheReaderCopiedPerRtt) {
   Kernel& b = r.b;
   Socket& s = *r.sb;
   TcpSock& tp = *s.tcp;
-  EXPECT_EQ(tp.rcvbuf, 131072);       // tcp_rmem[1]
-  EXPECT_EQ(tp.window_clamp, 65536);  // its half
-  EXPECT_EQ(s.rcv_wnd, 45 * kMss);    // the SYN's window: rounded down to the MSS, at most 65535
-  EXPECT_EQ(tp.rcv_ssthresh, 45 * kMss);
+  EXPECT_EQ(tp.rcvbuf, 131072);              // tcp_rmem[1]
+  EXPECT_EQ(tp.window_clamp, 65536 - kMss);  // its half, less the one segment reserved
+  EXPECT_EQ(s.rcv_wnd, 45 * kMss);           // the SYN's window: rounded down to the MSS, at most 65535
+  EXPECT_EQ(tp.rcv_ssthresh, 65536 - kMss);  // at most the clamp
   EXPECT_EQ(tp.rcvq_space, 10 * kMss);
   struct Seen {
     std::int64_t rcvbuf, clamp, space;
@@ -397,9 +397,10 @@ TEST(TcpTest, AutotuningGrowsTheReceiveBufferToTwiceWhatTheReaderCopiedPerRtt) {
 
 TEST(TcpTest, ANewConnectionsWindowStartsAt64KAndFollowsTheReceiveBuffer) {
   // A sends 4 MB on a new connection whose SYN offered 65160 bytes. B's first ACK, sent before its
-  // reader has taken the first 5-segment train, offers what the window clamp (65536, half of
-  // tcp_rmem[1]) leaves free: 65536 - 7240 = 58296. B never offers more than its window clamp, and
-  // A never has more in flight than B last offered. B's RTT
+  // reader has taken the first 5-segment train, would offer what the window clamp (64088: half of
+  // tcp_rmem[1] less a segment) leaves free, 56848, but a window never shrinks: 65160 - 7240 =
+  // 57920. B never offers more than its window clamp, and A never has more in flight than B last
+  // offered. B's RTT
   // estimate comes from the window-based measure (a window's worth of data) and the timestamps
   // (now - TSecr, at least 1 ms); once its reader has copied more in an RTT than the measure
   // before, the buffer grows past tcp_rmem[1], and with it the window offered.
@@ -407,7 +408,7 @@ TEST(TcpTest, ANewConnectionsWindowStartsAt64KAndFollowsTheReceiveBuffer) {
   r.send_at(0, 4 << 20);
   r.run_to(ms(6));
   ASSERT_FALSE(r.sent_by_b.empty());
-  EXPECT_EQ(r.sent_by_b.front().tr.th.wnd, 65536u - 5 * kMss);
+  EXPECT_EQ(r.sent_by_b.front().tr.th.wnd, 40u * kMss);
   std::int64_t acked = 0, offered = 45 * kMss, max_offered = 0;
   std::size_t ib = 0;
   for (const auto& x : r.sent_by_a) {
