@@ -665,9 +665,12 @@ class Kernel : public EventSink, public WakeView {
   /// window the peer offers, nothing sent yet.
   void tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window);
   /// The window a connection's SYN offers (tcp_select_initial_window()): half of tcp_rmem[1],
-  /// rounded down to the MSS, at most the unscaled field's 65535.
+  /// rounded down to the MSS when above it, at most the unscaled field's 65535.
   std::int64_t tcp_initial_window() const {
-    return std::min<std::int64_t>(kp_.tcp.rmem_default / 2 / kp_.net.mss * kp_.net.mss, 65535);
+    const std::int64_t mss = kp_.net.mss;
+    std::int64_t space = kp_.tcp.rmem_default / 2;
+    if (space > mss) space = space / mss * mss;
+    return std::min<std::int64_t>(space, 65535);
   }
   /// tcp_rcv_space_adjust(): after a read, grow sk_rcvbuf (and window_clamp) to twice what the
   /// reader copied in the last receiver-measured RTT.
