@@ -668,7 +668,7 @@ class Kernel : public EventSink, public WakeView {
   /// rounded down to the MSS when above it, at most the unscaled field's 65535.
   std::int64_t tcp_initial_window() const {
     const std::int64_t mss = kp_.net.mss;
-    std::int64_t space = kp_.tcp.rmem_default / 2;
+    std::int64_t space = tcp_win_from_space(kp_.tcp.rmem_default);
     if (space > mss) space = space / mss * mss;
     return std::min<std::int64_t>(space, 65535);
   }

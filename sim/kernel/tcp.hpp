@@ -48,6 +48,16 @@ constexpr std::uint8_t kLost = 0x04;           // TCPCB_LOST
 constexpr std::uint8_t kEverRetrans = 0x80;    // TCPCB_EVER_RETRANS
 }  // namespace tcpcb
 
+/// tcp_win_from_space() / tcp_space_from_win() (include/net/tcp.h): the share of a buffer's bytes
+/// offered as window, 50% (tcp_adv_win_scale 1, v6.6's default scaling_ratio); the window is
+/// counted in payload bytes, so skbs' overhead is not charged against it.
+constexpr std::int64_t tcp_win_from_space(std::int64_t space) {
+  return space / 2;
+}
+constexpr std::int64_t tcp_space_from_win(std::int64_t win) {
+  return 2 * win;
+}
+
 /// icsk_ca_state (include/net/inet_connection_sock.h).
 enum class TcpCaState : std::uint8_t { kOpen = 0, kDisorder = 1, kCwr = 2, kRecovery = 3, kLoss = 4 };
 

@@ -200,11 +200,11 @@ inline void Kernel::tcp_grow_window(Socket& s, TcpSock& tp, const Skb& skb) {
   const std::int64_t len = skb.bytes;
   const std::int64_t truesize = tcp_skb_truesize(len);
   std::int64_t incr = 0;
-  if (truesize / 2 <= len) {  // tcp_win_from_space(truesize) <= skb->len
+  if (tcp_win_from_space(truesize) <= len) {
     incr = 2 * kp_.net.mss;
   } else {  // __tcp_grow_window(): small skbs grow it only while it is small
-    std::int64_t ts = truesize / 2 / 2;
-    std::int64_t window = kp_.tcp.rmem_max / 2 / 2;
+    std::int64_t ts = tcp_win_from_space(truesize) >> 1;
+    std::int64_t window = tcp_win_from_space(kp_.tcp.rmem_max) >> 1;
     while (tp.rcv_ssthresh <= window) {
       if (ts <= len) {
         incr = 2 * s.rcv_mss;

@@ -518,10 +518,10 @@ void Kernel::tcp_rcv_space_adjust(Socket& s, TcpSock& tp) {
       std::int64_t rcvwin = 2 * copied + 16 * mss;
       const std::int64_t grow = rcvwin * (copied - tp.rcvq_space) / tp.rcvq_space;
       rcvwin += 2 * grow;
-      const std::int64_t rcvbuf = std::min(2 * rcvwin, kp_.tcp.rmem_max);  // tcp_space_from_win()
+      const std::int64_t rcvbuf = std::min(tcp_space_from_win(rcvwin), kp_.tcp.rmem_max);
       if (rcvbuf > tp.rcvbuf) {
         tp.rcvbuf = rcvbuf;
-        tp.window_clamp = rcvbuf / 2;  // the window clamp follows along
+        tp.window_clamp = tcp_win_from_space(rcvbuf);  // the window clamp follows along
       }
     }
     tp.rcvq_space = copied;

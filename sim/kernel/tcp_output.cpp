@@ -59,7 +59,7 @@ void Kernel::tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window) {
   // most TCP_INIT_CWND segments in an RTT.
   const std::int64_t mss = kp_.net.mss;
   tp.rcvbuf = p.rmem_default;
-  const std::int64_t maxwin = tp.rcvbuf / 2;  // tcp_full_space()
+  const std::int64_t maxwin = tcp_win_from_space(tp.rcvbuf);  // tcp_full_space()
   tp.window_clamp = maxwin > 2 * mss ? std::max(2 * mss, maxwin - mss) : maxwin;
   s.rcv_wnd = tcp_initial_window();
   tp.rcv_ssthresh = std::min(s.rcv_wnd, tp.window_clamp);
