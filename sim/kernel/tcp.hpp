@@ -48,6 +48,10 @@ constexpr std::uint8_t kLost = 0x04;           // TCPCB_LOST
 constexpr std::uint8_t kEverRetrans = 0x80;    // TCPCB_EVER_RETRANS
 }  // namespace tcpcb
 
+/// TCP_INIT_CWND (include/net/tcp.h), where the kernel sizes buffers by it (tcp_sndbuf_expand(),
+/// DRS's first measure) rather than by the route's initcwnd (TcpParams::init_cwnd).
+constexpr std::int64_t kTcpInitCwnd = 10;
+
 /// tcp_win_from_space() / tcp_space_from_win() (include/net/tcp.h): the share of a buffer's bytes
 /// offered as window, 50% (tcp_adv_win_scale 1, v6.6's default scaling_ratio); the window is
 /// counted in payload bytes, so skbs' overhead is not charged against it.

@@ -63,7 +63,7 @@ void Kernel::tcp_connect(Socket& s, Nanos syn_rtt, std::int64_t peer_window) {
   tp.window_clamp = maxwin > 2 * mss ? std::max(2 * mss, maxwin - mss) : maxwin;
   s.rcv_wnd = tcp_initial_window();
   tp.rcv_ssthresh = std::min(s.rcv_wnd, tp.window_clamp);
-  tp.rcvq_space = std::min({tp.rcv_ssthresh, s.rcv_wnd, 10 * mss});
+  tp.rcvq_space = std::min({tp.rcv_ssthresh, s.rcv_wnd, kTcpInitCwnd * mss});
   tp.rcvq_seq = s.rcv_nxt - s.rx_avail;
   tp.rcvq_time_us = tcp_clock_us();
   tp.ts_recent = tcp_time_stamp();  // the SYN's (or SYN-ACK's) TSval
@@ -122,7 +122,6 @@ void Kernel::tcp_sndbuf_expand(TcpSock& tp) {
   while (pow2 < head)
     pow2 <<= 1;
   head = pow2 + 256;
-  constexpr std::int64_t kTcpInitCwnd = 10;  // TCP_INIT_CWND, not the route's initcwnd
   const std::int64_t nr_segs =
       std::max<std::int64_t>({static_cast<std::int64_t>(tp.cwnd), kTcpInitCwnd, kp_.tcp.reordering + 1});
   const std::int64_t sndmem = 2 * nr_segs * head;
