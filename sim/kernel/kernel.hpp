@@ -781,6 +781,11 @@ class Kernel : public EventSink, public WakeView {
   Nanos tcp_dev_xmit(Socket& s, int txq, const WireTrain& tr, std::int64_t truesize);
   void tcp_fq_release(Socket& s);
   void tcp_build_header(Socket& s, TcpSock& tp, std::int64_t seq, TcpHdr& th);
+  /// tcp_space(): the window the receive buffer has room for, less what waits in it (the unread
+  /// data and the out-of-order queue, counted in payload bytes).
+  static std::int64_t tcp_space(const Socket& s, const TcpSock& tp) {
+    return tp.window_clamp - s.rx_avail - tp.ofo_bytes;
+  }
   std::int64_t tcp_space_window(Socket& s, TcpSock& tp);
   void tcp_grow_window(Socket& s, TcpSock& tp, const Skb& skb);
   static void tcp_rcv_rtt_update(TcpSock& tp, std::int64_t sample_us, bool win_dep);

@@ -194,8 +194,7 @@ inline void Kernel::tcp_rcv_rtt_measure_ts(Socket& s, TcpSock& tp, const Skb& sk
 inline void Kernel::tcp_grow_window(Socket& s, TcpSock& tp, const Skb& skb) {
   // Raise rcv_ssthresh, the bound of the window offered, by what an skb of this truesize may use
   // of the buffer: two segments' worth, at least twice its length (memory pressure not modelled).
-  const std::int64_t space = tp.window_clamp - s.rx_avail - tp.ofo_bytes;  // tcp_space()
-  const std::int64_t room = std::min(tp.window_clamp, space) - tp.rcv_ssthresh;
+  const std::int64_t room = std::min(tp.window_clamp, tcp_space(s, tp)) - tp.rcv_ssthresh;
   if (room <= 0) return;
   const std::int64_t len = skb.bytes;
   const std::int64_t truesize = tcp_skb_truesize(len);
@@ -333,7 +332,7 @@ inline std::int64_t Kernel::tcp_space_window(Socket& s, TcpSock& tp) {
   // is below half, no more quick ACKs, and zero when below 1/16 of it or an MSS; at most
   // rcv_ssthresh (tcp_grow_window). Not modelled: rounding to the window scale (2^7 bytes).
   const std::int64_t full = tp.window_clamp;
-  const std::int64_t free = full - s.rx_avail - tp.ofo_bytes;
+  const std::int64_t free = tcp_space(s, tp);
   if (free < full / 2) {
     tp.quick = 0;
     if (free < full / 16 || free < std::min(s.rcv_mss, full)) return 0;
