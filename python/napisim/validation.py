@@ -41,8 +41,8 @@ QUICK_SEEDS = [1, 2, 3]
 
 
 def is_quick(overrides: dict) -> bool:
-    """Whether `overrides` are the reduced sizes (QUICK_OVERRIDES): a row's own `quick_overrides`
-    (datasets.json) then apply on top of them."""
+    """Whether `overrides` are the reduced sizes (QUICK_OVERRIDES): a row marked `quick_full_size`
+    (datasets.json) then keeps its scenario's own warm-up and duration."""
     return all(overrides.get(k) == val for k, val in QUICK_OVERRIDES.items())
 FULL_SEEDS = [1, 2, 3, 4, 5]
 
@@ -136,8 +136,9 @@ def _run_row(row: dict, columns: list[dict], seeds: list[int], overrides: dict, 
         return RowResult(row["label"], "scenario missing")
     over = dict(overrides)
     over.update(row.get("overrides", {}))
-    if is_quick(overrides):  # a row whose first results take longer than the reduced sizes
-        over.update(row.get("quick_overrides", {}))
+    if is_quick(overrides) and row.get("quick_full_size"):  # its first results take longer
+        for k in QUICK_OVERRIDES:
+            over.pop(k, None)
     try:
         df = sweep(name, seeds=seeds, workers=workers, overrides=over, cache_dir=cache_dir, progress=progress)
     except (ValueError, RuntimeError) as e:
@@ -255,7 +256,7 @@ class DatasetResult:
 
 
 def _row_key(row: dict, columns: list[dict]) -> str:
-    return json.dumps([row["scenario"], row.get("overrides", {}), row.get("quick_overrides", {}),
+    return json.dumps([row["scenario"], row.get("overrides", {}), row.get("quick_full_size", False),
                        [c["metric"] for c in columns]], sort_keys=True)
 
 
