@@ -10,6 +10,12 @@ SO_REUSEPORT hash secret that spreads flows over threads), and writes VALIDATION
 dataset. A dataset row whose scenario file does not exist (yet) is reported as "scenario missing",
 and its directions as ✗; it starts working as soon as the file lands.
 
+A dataset's `assumptions` are the setup choices its source does not publish (a client's thread
+count, SMT, ...), which its scenarios' descriptions state: each reruns some rows with one of them
+changed, and the report gives how far that moves each cell (the per-seed paired change against the
+row as the scenario has it) and whether the directions between those rows still hold: the error
+band of what was not published.
+
     python3 -m napisim.validation [--quick] [--seeds 1,2,3] [--include calibration/fitted_costs.json]
 
 Direction kinds (row `a` compared with row `b` on one column):
@@ -248,11 +254,21 @@ def judge(direction: dict, values: dict[str, dict[str, Optional[Stat]]], rows: d
 
 
 @dataclass
+class AssumptionResult:
+    assumption: dict
+    rows: dict          # row label -> RowResult of the row rerun under the assumption
+    values: dict        # row label -> column key -> Stat, as in DatasetResult
+    changes: dict       # row label -> column key -> Stat: paired change against the row as published
+    directions: list    # the dataset's directions between these rows, judged under the assumption
+
+
+@dataclass
 class DatasetResult:
     dataset: dict
     rows: dict
     values: dict
     directions: list
+    assumptions: list = field(default_factory=list)
 
 
 def _row_key(row: dict, columns: list[dict]) -> str:
@@ -260,14 +276,53 @@ def _row_key(row: dict, columns: list[dict]) -> str:
                        [c["metric"] for c in columns]], sort_keys=True)
 
 
-def assemble(ds: dict, rows: dict) -> DatasetResult:
+def assumption_rows(ds: dict, assumption: dict) -> list[dict]:
+    """The dataset rows `assumption` reruns, each with its overrides on top of the row's own."""
+    by_label = {row["label"]: row for row in ds["rows"]}
+    out = []
+    for label in assumption["rows"]:
+        if label not in by_label:
+            raise ValueError(f"assumption {assumption['name']!r} of dataset {ds['id']!r}: no row {label!r}")
+        row = by_label[label]
+        out.append({**row, "overrides": {**row.get("overrides", {}), **assumption["overrides"]}})
+    return out
+
+
+def _judge_all(ds: dict, directions: list, rows: dict) -> tuple[dict, list]:
     table = _series_table(ds, rows)
     values = _values(table)
     rel = bool(ds.get("relative_to"))
     dirs = [{**d, **judge(d, values, rows, relative=rel,
                           series={r: table.get(r, {}).get(d["column"]) for r in (d["a"], d["b"])})}
-            for d in ds.get("directions", [])]
-    return DatasetResult(ds, rows, values, dirs)
+            for d in directions]
+    return values, dirs
+
+
+def assemble_assumption(ds: dict, assumption: dict, rows: dict, varied: dict) -> AssumptionResult:
+    """`varied`: row label -> RowResult under the assumption; `rows`: the rows as published. The
+    changes are per-seed paired (seed s under the assumption against seed s as the scenario has it)."""
+    labels = set(varied)
+    directions = [d for d in ds.get("directions", []) if d["a"] in labels and d["b"] in labels]
+    if ds.get("relative_to") and ds["relative_to"] not in labels:
+        varied = {**varied, ds["relative_to"]: rows[ds["relative_to"]]}
+    values, dirs = _judge_all(ds, directions, varied)
+    base, table = _series_table(ds, rows), _series_table(ds, varied)
+    changes = {}
+    for label in assumption["rows"]:
+        changes[label] = {}
+        for c in ds["columns"]:
+            xa, xb = table.get(label, {}).get(c["key"]), base.get(label, {}).get(c["key"])
+            changes[label][c["key"]] = (paired_change(xa, xb, bool(ds.get("relative_to")))
+                                        if xa is not None and xb is not None else None)
+    return AssumptionResult(assumption, {k: varied[k] for k in assumption["rows"]},
+                            {k: values[k] for k in assumption["rows"]}, changes, dirs)
+
+
+def assemble(ds: dict, rows: dict, varied: Optional[list] = None) -> DatasetResult:
+    """`varied`: for each of ds's assumptions in order, row label -> RowResult under it."""
+    values, dirs = _judge_all(ds, ds.get("directions", []), rows)
+    assumptions = [assemble_assumption(ds, a, rows, v) for a, v in zip(ds.get("assumptions", []), varied or [])]
+    return DatasetResult(ds, rows, values, dirs, assumptions)
 
 
 def run_datasets(datasets: list[dict], seeds: list[int], overrides: dict, workers: int = 2,
@@ -278,7 +333,7 @@ def run_datasets(datasets: list[dict], seeds: list[int], overrides: dict, worker
 
     todo: dict[str, tuple[dict, list[dict]]] = {}
     for ds in datasets:
-        for row in ds["rows"]:
+        for row in ds["rows"] + [r for a in ds.get("assumptions", []) for r in assumption_rows(ds, a)]:
             todo.setdefault(_row_key(row, ds["columns"]), (row, ds["columns"]))
     done: dict[str, RowResult] = {}
     with cf.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -289,14 +344,16 @@ def run_datasets(datasets: list[dict], seeds: list[int], overrides: dict, worker
             if progress:
                 rr = done[futs[f]]
                 print(f"  [{i}/{len(futs)}] {rr.label}: {rr.status}", file=sys.stderr)
-    out = []
-    for ds in datasets:
-        rows = {}
-        for row in ds["rows"]:
+    def results(row_list: list[dict], ds: dict) -> dict[str, RowResult]:
+        out = {}
+        for row in row_list:
             rr = done[_row_key(row, ds["columns"])]
-            rows[row["label"]] = RowResult(row["label"], rr.status, rr.per_seed, rr.costs)
-        out.append(assemble(ds, rows))
-    return out
+            out[row["label"]] = RowResult(row["label"], rr.status, rr.per_seed, rr.costs)
+        return out
+
+    return [assemble(ds, results(ds["rows"], ds), [results(assumption_rows(ds, a), ds)
+                                                   for a in ds.get("assumptions", [])])
+            for ds in datasets]
 
 
 def run_dataset(ds: dict, seeds: list[int], overrides: dict, workers: int = 2,
@@ -473,8 +530,48 @@ def render_markdown(results: list[DatasetResult], *, seeds: list[int], overrides
             lines.append("")
         else:
             lines += ["No published direction (the source states none).", ""]
+        if r.assumptions:
+            lines += _render_assumptions(r)
         lines += [f"![{ds['id']}]({png_dir}/{ds['id']}.png)", ""]
     return "\n".join(lines) + "\n"
+
+
+def _render_assumptions(r: DatasetResult) -> list[str]:
+    """The error band of what the source does not publish: a table of the rows rerun under each
+    assumption, and the directions between them."""
+    ds = r.dataset
+    rel = bool(ds.get("relative_to"))
+    lines = ["**What the unpublished setup moves.** Each assumption below changes one choice the scenarios' "
+             "descriptions state and the source does not give; its rows are rerun with it, all else as above. "
+             "A cell is napisim's mean under the assumption, then the mean per-seed change against the row as "
+             "the scenario has it (seed s against seed s).", ""]
+    head = ["assumption", "row"] + [c["title"] + ("" if rel else (f" [{c['unit']}]" if c.get("unit") else ""))
+                                     for c in ds["columns"]]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for a in r.assumptions:
+        for label in a.assumption["rows"]:
+            if rel and label == ds["relative_to"]:
+                continue  # 0% by definition: the other rows are relative to it, rerun alike
+            cells = [a.assumption["name"], label]
+            rr = a.rows[label]
+            for c in ds["columns"]:
+                s, ch = a.values.get(label, {}).get(c["key"]), a.changes.get(label, {}).get(c["key"])
+                if rr.status != "ok" or s is None:
+                    cells.append("–" if rr.status == "ok" else f"✗ {rr.status}")
+                    continue
+                shown = f"{s.mean:+.1f}%" if rel else _fmt(s.mean)
+                if ch is not None:
+                    shown += f" ({ch.mean:+.1f} pp)" if rel else f" ({ch.mean:+.0%})"
+                cells.append(shown)
+            lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for a in r.assumptions:
+        why = a.assumption.get("why", "")
+        dirs = "; ".join(f"{'✓' if d['holds'] else '✗'} {d['claim']}: {d['text']}" for d in a.directions)
+        lines.append(f"- **{a.assumption['name']}**" + (f": {why}." if why else ".") +
+                     (f" Directions under it: {dirs}." if dirs else ""))
+    lines.append("")
+    return lines
 
 
 def parse_include(path: Optional[str]) -> dict:
@@ -490,7 +587,7 @@ def run_all(datasets: list[dict], seeds: list[int], overrides: dict, workers: in
             progress: bool, only: Optional[list[str]] = None) -> list[DatasetResult]:
     chosen = [ds for ds in datasets if not only or ds["id"] in only]
     if progress:
-        n = sum(len(ds["rows"]) for ds in chosen)
+        n = sum(len(ds["rows"]) + sum(len(a["rows"]) for a in ds.get("assumptions", [])) for ds in chosen)
         print(f"napisim validation: {len(chosen)} datasets, {n} rows x {len(seeds)} seeds, {workers} at a time",
               file=sys.stderr)
     return run_datasets(chosen, seeds, overrides, workers, cache_dir, progress)

@@ -50,6 +50,15 @@ def test_every_row_runs_or_is_missing(results):
     assert not bad, bad
 
 
+def test_every_assumption_row_runs(results):
+    """Each assumption's rows run with its overrides (a renamed parameter fails here, not silently)."""
+    bad = [(ds_id, a.assumption["name"], lab, rr.status) for ds_id, r in results.items() for a in r.assumptions
+           for lab, rr in a.rows.items() if rr.status != "ok"]
+    assert not bad, bad
+    for ds_id, r in results.items():
+        assert len(r.assumptions) == len(r.dataset.get("assumptions", [])), ds_id
+
+
 def test_every_published_cell_has_a_simulated_value(results):
     for ds_id, r in results.items():
         for row in r.dataset["rows"]:
@@ -121,3 +130,43 @@ def test_metric_paths_with_dotted_keys():
     assert v.metric_value(s, "mutilate.read.avg") == 3
     assert v.metric_value(s, "throughput") == 7
     assert v.metric_value(s, "latency_ns.p42") is None
+
+
+# ---- unpublished assumptions (hand-computed) ----
+
+def _per_seed(label, **cols):
+    return v.RowResult(label, "ok", per_seed={k: list(xs) for k, xs in cols.items()})
+
+
+def test_assumption_rows_add_their_overrides_to_the_rows():
+    ds = {"id": "d", "rows": [{"label": "x", "scenario": "s", "overrides": {"a": 1, "b": 2}}]}
+    a = {"name": "T", "overrides": {"b": 3, "c": 4}, "rows": ["x"]}
+    assert v.assumption_rows(ds, a) == [{"label": "x", "scenario": "s", "overrides": {"a": 1, "b": 3, "c": 4}}]
+    with pytest.raises(ValueError, match="no row 'y'"):
+        v.assumption_rows(ds, {**a, "rows": ["y"]})
+
+
+def test_assumption_changes_are_paired_and_its_directions_judged_on_its_rows():
+    ds = {"id": "d", "columns": [{"key": "m", "title": "m", "metric": "m"}],
+          "rows": [{"label": "x"}, {"label": "y"}, {"label": "z"}],
+          "directions": [{"id": "xy", "claim": "x below y", "a": "x", "b": "y", "column": "m", "kind": "lower"},
+                         {"id": "xz", "claim": "x below z", "a": "x", "b": "z", "column": "m", "kind": "lower"}]}
+    a = {"name": "T", "overrides": {}, "rows": ["x", "y"]}
+    ds["assumptions"] = [a]
+    rows = {"x": _per_seed("x", m=[10.0, 20.0, 30.0]), "y": _per_seed("y", m=[11.0, 22.0, 33.0]),
+            "z": _per_seed("z", m=[50.0, 50.0, 50.0])}
+    # Under T, x doubles at every seed (a paired change of +100%, CI 0) and y does not move: x is now
+    # above y at every seed, so "x below y" is called the other way; "x below z" involves a row T
+    # does not rerun and is left out.
+    varied = {"x": _per_seed("x", m=[20.0, 40.0, 60.0]), "y": _per_seed("y", m=[11.0, 22.0, 33.0])}
+    res = v.assemble(ds, rows, [varied])
+    (ar,) = res.assumptions
+    assert ar.changes["x"]["m"].mean == pytest.approx(1.0) and ar.changes["x"]["m"].ci == pytest.approx(0.0)
+    assert ar.changes["y"]["m"].mean == pytest.approx(0.0)
+    assert ar.values["x"]["m"].mean == pytest.approx(40.0)
+    assert [d["id"] for d in ar.directions] == ["xy"]
+    assert not ar.directions[0]["holds"] and ar.directions[0]["called"]
+    assert all(d["holds"] for d in res.directions)  # the rows as published are untouched
+    text = "\n".join(v._render_assumptions(res))
+    assert "| T | x | 40 (+100%) |" in text and "✗ x below y: +81.8% (opposite)" in text
+
