@@ -170,3 +170,19 @@ def test_assumption_changes_are_paired_and_its_directions_judged_on_its_rows():
     text = "\n".join(v._render_assumptions(res))
     assert "| T | x | 40 (+100%) |" in text and "✗ x below y: +81.8% (opposite)" in text
 
+
+def test_assumption_on_a_relative_dataset_compares_with_its_rerun_reference():
+    # Published as % vs "base": under T, base and x both double, so x stays +10% against base and
+    # moves 0 pp; base itself (0% by definition) is left out of the table.
+    ds = {"id": "d", "relative_to": "base", "columns": [{"key": "m", "title": "m", "metric": "m"}],
+          "rows": [{"label": "base"}, {"label": "x"}], "directions": []}
+    a = {"name": "T", "overrides": {}, "rows": ["base", "x"]}
+    ds["assumptions"] = [a]
+    rows = {"base": _per_seed("base", m=[10.0, 20.0]), "x": _per_seed("x", m=[11.0, 22.0])}
+    varied = {"base": _per_seed("base", m=[20.0, 40.0]), "x": _per_seed("x", m=[22.0, 44.0])}
+    (ar,) = v.assemble(ds, rows, [varied]).assumptions
+    assert ar.values["x"]["m"].mean == pytest.approx(10.0)
+    assert ar.changes["x"]["m"].mean == pytest.approx(0.0)
+    text = "\n".join(v._render_assumptions(v.assemble(ds, rows, [varied])))
+    assert "| T | x | +10.0% (+0.0 pp) |" in text and "| T | base |" not in text
+
