@@ -18,6 +18,9 @@ band of what was not published.
 
     python3 -m napisim.validation [--quick] [--seeds 1,2,3] [--include calibration/fitted_costs.json]
 
+A column with `ratio: [a, b]` is derived, seed by seed, as column a over column b (its published
+value: the published a over b), e.g. a latency distribution's shape, p90/p50.
+
 Direction kinds (row `a` compared with row `b` on one column):
   lower / higher   the paired change a vs b (a_s / b_s - 1, or a_s - b_s in pp for a relative
                    dataset) has its 95% CI entirely below / above 0 (with one seed, or rows
@@ -157,7 +160,8 @@ def _run_row(row: dict, columns: list[dict], seeds: list[int], overrides: dict, 
         if res.costs is None:
             res.costs = r.scenario.get("costs")
         for c in columns:
-            res.per_seed.setdefault(c["key"], []).append(metric_value(r.raw.get("summary", {}), c["metric"]))
+            if "metric" in c:  # a "ratio" column is derived from two others (_series)
+                res.per_seed.setdefault(c["key"], []).append(metric_value(r.raw.get("summary", {}), c["metric"]))
     return res
 
 
@@ -174,8 +178,21 @@ def _series(ds: dict, rows: dict[str, RowResult], label: str, key: str) -> Optio
             return None
         return [None if a is None or b in (None, 0) else 100.0 * (a / b - 1.0)
                 for a, b in zip(rr.per_seed.get(key, []), ref.per_seed.get(key, []))]
-    scale = next((c.get("scale", 1.0) for c in ds["columns"] if c["key"] == key), 1.0)
-    return [None if x is None else x * scale for x in rr.per_seed.get(key, [])]
+    col = next((c for c in ds["columns"] if c["key"] == key), {})
+    if "ratio" in col:  # seed by seed, in the columns' common unit
+        num, den = (rr.per_seed.get(k, []) for k in col["ratio"])
+        return [None if a is None or b in (None, 0) else a / b for a, b in zip(num, den)]
+    return [None if x is None else x * col.get("scale", 1.0) for x in rr.per_seed.get(key, [])]
+
+
+def published_value(ds: dict, row: dict, key: str) -> Any:
+    """A row's published cell; a "ratio" column's from the two published cells it divides."""
+    col = next((c for c in ds["columns"] if c["key"] == key), {})
+    pub = row.get("published", {})
+    if "ratio" in col:
+        num, den = (pub.get(k) for k in col["ratio"])
+        return num / den if isinstance(num, (int, float)) and isinstance(den, (int, float)) and den else None
+    return pub.get(key)
 
 
 def _series_table(ds: dict, rows: dict[str, RowResult]) -> dict[str, dict[str, Optional[list]]]:
@@ -273,7 +290,7 @@ class DatasetResult:
 
 def _row_key(row: dict, columns: list[dict]) -> str:
     return json.dumps([row["scenario"], row.get("overrides", {}), row.get("quick_full_size", False),
-                       [c["metric"] for c in columns]], sort_keys=True)
+                       [c.get("metric") for c in columns]], sort_keys=True)
 
 
 def assumption_rows(ds: dict, assumption: dict) -> list[dict]:
@@ -418,7 +435,8 @@ def plot_dataset(res: DatasetResult, path: Path) -> None:
     for i, c in enumerate(cols):
         ax = axes[i // ncols][i % ncols]
         ys = range(len(labels))
-        pub = [next((r["published"].get(c["key"]) for r in ds["rows"] if r["label"] == lab), None) for lab in labels]
+        pub = [next((published_value(ds, r, c["key"]) for r in ds["rows"] if r["label"] == lab), None)
+               for lab in labels]
         sim = [res.values.get(lab, {}).get(c["key"]) for lab in labels]
         ax.barh([y + 0.2 for y in ys], [p if p is not None else 0 for p in pub], height=0.4, color="#bbbbbb",
                 label="published", hatch="//", edgecolor="#666666")
@@ -514,7 +532,7 @@ def render_markdown(results: list[DatasetResult], *, seeds: list[int], overrides
                 scen += f" **✗ {rr.status}**"
             cells = [lab, scen]
             for c in ds["columns"]:
-                pub = row.get("published", {}).get(c["key"])
+                pub = published_value(ds, row, c["key"])
                 s = r.values.get(lab, {}).get(c["key"])
                 cells += [_pub(pub, rel), _cell(s, rel), _rel_err(pub, s, rel, c.get("absolute", True))]
             lines.append("| " + " | ".join(cells) + " |")

@@ -186,3 +186,16 @@ def test_assumption_on_a_relative_dataset_compares_with_its_rerun_reference():
     text = "\n".join(v._render_assumptions(v.assemble(ds, rows, [varied])))
     assert "| T | x | +10.0% (+0.0 pp) |" in text and "| T | base |" not in text
 
+
+def test_ratio_column_divides_seed_by_seed_and_its_published_cells():
+    # p90/p50 per seed: 300/100 and 500/250 -> 3.0 and 2.0, mean 2.5; the published 987/284.
+    ds = {"id": "d", "columns": [{"key": "p50", "title": "p50", "metric": "latency_ns.p50", "scale": 0.001},
+                                 {"key": "p90", "title": "p90", "metric": "latency_ns.p90", "scale": 0.001},
+                                 {"key": "p90/p50", "title": "p90/p50", "ratio": ["p90", "p50"]}],
+          "rows": [{"label": "x", "published": {"p50": 284, "p90": 987}}]}
+    rows = {"x": _per_seed("x", p50=[100e3, 250e3], p90=[300e3, 500e3])}
+    assert v._series(ds, rows, "x", "p90/p50") == pytest.approx([3.0, 2.0])
+    assert v._values(v._series_table(ds, rows))["x"]["p90/p50"].mean == pytest.approx(2.5)
+    assert v.published_value(ds, ds["rows"][0], "p90/p50") == pytest.approx(987 / 284)
+    assert v.published_value(ds, {"label": "y", "published": {"p50": 284}}, "p90/p50") is None
+
