@@ -68,8 +68,17 @@ def datasets_file() -> Path:
 
 
 def load_datasets(path: Optional[os.PathLike] = None) -> list[dict]:
+    """The datasets, with each assumption's named `override_sets` entry resolved to its dict."""
     with open(path or datasets_file(), encoding="utf-8") as f:
         doc = json.load(f)
+    sets = doc.get("override_sets", {})
+    for ds in doc["datasets"]:
+        for a in ds.get("assumptions", []):
+            if isinstance(a["overrides"], str):
+                if a["overrides"] not in sets:
+                    raise ValueError(f"assumption {a['name']!r} of dataset {ds['id']!r}: no override set "
+                                     f"{a['overrides']!r} in override_sets")
+                a["overrides"] = sets[a["overrides"]]
     return doc["datasets"]
 
 

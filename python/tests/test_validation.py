@@ -7,6 +7,7 @@ xfail(strict=True): they stay visible, and turn into a failure the day they star
 sentence (and VALIDATION.md) must then be updated. Rows whose scenario file does not exist yet are
 skipped, and start running as soon as the file lands."""
 
+import json
 import math
 
 import pytest
@@ -199,3 +200,15 @@ def test_ratio_column_divides_seed_by_seed_and_its_published_cells():
     assert v.published_value(ds, ds["rows"][0], "p90/p50") == pytest.approx(987 / 284)
     assert v.published_value(ds, {"label": "y", "published": {"p50": 284}}, "p90/p50") is None
 
+
+
+def test_named_override_sets_resolve_and_an_unknown_one_is_an_error(tmp_path):
+    doc = {"override_sets": {"s": {"a": 1}},
+           "datasets": [{"id": "d", "rows": [], "assumptions": [{"name": "T", "overrides": "s", "rows": []}]}]}
+    p = tmp_path / "d.json"
+    p.write_text(json.dumps(doc))
+    assert v.load_datasets(p)[0]["assumptions"][0]["overrides"] == {"a": 1}
+    doc["datasets"][0]["assumptions"][0]["overrides"] = "t"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="no override set 't'"):
+        v.load_datasets(p)
