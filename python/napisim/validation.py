@@ -314,25 +314,29 @@ def assumption_rows(ds: dict, assumption: dict) -> list[dict]:
     return out
 
 
-def _judge_all(ds: dict, directions: list, rows: dict) -> tuple[dict, list]:
+def _judge_all(ds: dict, directions: list, rows: dict) -> tuple[dict, dict, list]:
+    """The per-seed table of `rows`, its values and `directions` judged on them."""
     table = _series_table(ds, rows)
     values = _values(table)
     rel = bool(ds.get("relative_to"))
     dirs = [{**d, **judge(d, values, rows, relative=rel,
                           series={r: table.get(r, {}).get(d["column"]) for r in (d["a"], d["b"])})}
             for d in directions]
-    return values, dirs
+    return table, values, dirs
 
 
-def assemble_assumption(ds: dict, assumption: dict, rows: dict, varied: dict) -> AssumptionResult:
-    """`varied`: row label -> RowResult under the assumption; `rows`: the rows as published. The
-    changes are per-seed paired (seed s under the assumption against seed s as the scenario has it)."""
+def assemble_assumption(ds: dict, assumption: dict, rows: dict, varied: dict,
+                        base: Optional[dict] = None) -> AssumptionResult:
+    """`varied`: row label -> RowResult under the assumption; `rows`: the rows as published, and
+    `base` their _series_table() if the caller has it. The changes are per-seed paired (seed s under
+    the assumption against seed s as the scenario has it)."""
     labels = set(varied)
     directions = [d for d in ds.get("directions", []) if d["a"] in labels and d["b"] in labels]
     if ds.get("relative_to") and ds["relative_to"] not in labels:
         varied = {**varied, ds["relative_to"]: rows[ds["relative_to"]]}
-    values, dirs = _judge_all(ds, directions, varied)
-    base, table = _series_table(ds, rows), _series_table(ds, varied)
+    table, values, dirs = _judge_all(ds, directions, varied)
+    if base is None:
+        base = _series_table(ds, rows)
     changes = {}
     for label in assumption["rows"]:
         changes[label] = {}
@@ -346,8 +350,9 @@ def assemble_assumption(ds: dict, assumption: dict, rows: dict, varied: dict) ->
 
 def assemble(ds: dict, rows: dict, varied: Optional[list] = None) -> DatasetResult:
     """`varied`: for each of ds's assumptions in order, row label -> RowResult under it."""
-    values, dirs = _judge_all(ds, ds.get("directions", []), rows)
-    assumptions = [assemble_assumption(ds, a, rows, v) for a, v in zip(ds.get("assumptions", []), varied or [])]
+    table, values, dirs = _judge_all(ds, ds.get("directions", []), rows)
+    assumptions = [assemble_assumption(ds, a, rows, v, table)
+                   for a, v in zip(ds.get("assumptions", []), varied or [])]
     return DatasetResult(ds, rows, values, dirs, assumptions)
 
 
