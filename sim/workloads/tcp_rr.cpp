@@ -63,6 +63,9 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       if (f.sock >= 0 && f.host == static_cast<int>(h)) host_flows.push_back(f.sock);
     }
     const CpuMask client_mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
+    std::vector<int> client_cpus;
+    for (int c = client_mask.first(); c >= 0; c = client_mask.next(c))
+      client_cpus.push_back(c);
     std::size_t first = 0;
     for (std::int64_t i = 0; i < client_threads; ++i) {
       // thread.c flows_in_thread(): a contiguous block each, the first (flows % threads) one longer.
@@ -71,8 +74,14 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
                             host_flows.begin() + static_cast<std::ptrdiff_t>(first + nflows));
       first += nflows;
-      Task& t = create_user_thread(*ck, "neper-client/" + std::to_string(i), client_mask, p_.client_policy,
-                                   p_.client_rt_priority, p_.client_nice);
+      // thread.c: with -U, thread i's affinity is the i-th allowed CPU (cpuset[i % allowed_cores]).
+      CpuMask m = client_mask;
+      if (p_.client_pin_cpu) {
+        m = CpuMask(ck->nr_cpus());
+        m.set(client_cpus[static_cast<std::size_t>(i) % client_cpus.size()]);
+      }
+      Task& t = create_user_thread(*ck, "neper-client/" + std::to_string(i), m, p_.client_policy, p_.client_rt_priority,
+                                   p_.client_nice);
       Epoll& ep = ck->add_epoll();
       for (int sock : mine) {
         Socket& cs = ck->socket(flows_[static_cast<std::size_t>(sock)].csock);
@@ -81,7 +90,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       }
       t.body = client_thread(*ck, t, ep, static_cast<int>(h), std::move(mine));
       const int cpu = static_cast<int>(i % ck->nr_cpus());
-      ck->start_task(t, client_mask.test(cpu) ? cpu : client_mask.first());
+      ck->start_task(t, m.test(cpu) ? cpu : m.first());
     }
   }
 }

@@ -47,6 +47,7 @@ struct TcpRrParams {
   std::int64_t server_user_ns = 200;            // neper's user-space work per handled event
   std::int64_t client_user_ns = kClientUserNs;  // the client's per response: two clock_gettime, histogram, state
   std::string client_cpus = "";                 // taskset for the client threads (Linux client host)
+  bool client_pin_cpu = false;                  // -U of the client: pin client thread i to the i-th allowed CPU
   std::int64_t client_nice = 0;
   std::string server_policy = "normal";  // chrt for the server threads
   std::int64_t server_rt_priority = 50;
@@ -95,6 +96,9 @@ struct TcpRrParams {
       Range{0, 1e9});
     v("client_cpus", &TcpRrParams::client_cpus, "cpulist",
       "CPUs the client threads may run on, on each Linux client host (\"\" = all CPUs)");
+    v("client_pin_cpu", &TcpRrParams::client_pin_cpu, "",
+      "neper -U of the client process on each Linux client host: pin client thread i to the i-th CPU of "
+      "client_cpus");
     v("client_nice", &TcpRrParams::client_nice, "", "Nice value of the client threads", Range{-20, 19});
     v("server_policy", &TcpRrParams::server_policy, "",
       "chrt for the server threads: normal (SCHED_OTHER), batch, idle, fifo or rr", chrt_policies());

@@ -109,5 +109,34 @@ TEST(TcpRrClientTest, ALongRequestGoesOneSendPerEpolloutEvent) {
   EXPECT_EQ(snap.cpu_time[1][user], 0);
 }
 
+TEST(TcpRrClientTest, PinCpuPinsClientThreadIToTheIthAllowedCpu) {
+  // neper thread.c with -U: thread i's affinity is cpuset[i % allowed_cores], the allowed CPUs in
+  // order. Three client threads on the client host's CPUs 0-1: masks {0}, {1}, {0}, each thread
+  // started on its CPU. Without -U every thread may run on both.
+  for (const bool pin : {true, false}) {
+    Json params = Json::parse(R"({"num_flows": 3, "num_threads": 1, "client_threads": 3, "client_cpus": "0-1",
+                                  "num_transactions": 1})");
+    params["client_pin_cpu"] = pin;
+    const auto sim = one_transaction(params, true);
+    Kernel* ck = sim->client_kernel(0);
+    ASSERT_NE(ck, nullptr);
+    std::vector<const Task*> threads;
+    for (const auto& t : ck->tasks())
+      if (t->name.rfind("neper-client/", 0) == 0) threads.push_back(t.get());
+    ASSERT_EQ(threads.size(), 3u);
+    for (std::size_t i = 0; i < threads.size(); ++i) {
+      const CpuMask& m = threads[i]->allowed;
+      if (pin) {
+        const int want = static_cast<int>(i % 2);
+        EXPECT_TRUE(m.single()) << i;
+        EXPECT_EQ(m.first(), want) << i;
+        EXPECT_EQ(threads[i]->cpu, want) << i;
+      } else {
+        EXPECT_TRUE(m.test(0) && m.test(1)) << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace napisim
