@@ -7,7 +7,8 @@
 #     tcp_rr_1B_*) and with the idealised client (lines tcp_rr_1B_idealised_*), and for
 #     tcp_rr_5KB.json with both hosts (lines tcp_rr_5KB_*): the fastest of BENCH_REPEAT runs,
 #     default 5, on each CPU in turn, pinned with taskset, with simulated transactions/s, events
-#     per transaction, host ns per transaction and the run's peak RSS. The per-CPU figures are
+#     per transaction (and each host's share: the events its kernel model handled), host ns per
+#     transaction and the run's peak RSS. The per-CPU figures are
 #     printed too: the vCPUs of a cloud VM need not be equally fast (on the 2-vCPU development VM
 #     one ran tcp_rr_1B 40% slower than the other for whole sessions, and within 3% in others).
 #     Next to each CPU's figure, the best bare-heap rate that CPU ran between the timed runs: the
@@ -81,6 +82,12 @@ print(f"{label}: {sim_s} simulated s (+{warm_s} warm-up) in {wall:.3f} wall s")
 print(f"{label}_wall_s_per_sim_s={wall / total_s:.3f}{goal}")
 print(f"{label}_transactions_per_sim_s={tps:.3e}")
 print(f"{label}_events_per_transaction={events / txns:.2f}")
+# Each host's share (its kernel model's events in the measured window; the rest are the workload's).
+window_txns = res["summary"].get("transactions", 0)
+if window_txns:
+    shares = [("server", res["summary"]["events"])] + [(n, c["events"]) for n, c in res.get("clients", {}).items()]
+    for name, ev in shares:
+        print(f"{label}_{name}_events_per_transaction={ev / window_txns:.2f}")
 print(f"{label}_host_ns_per_transaction={wall / txns * 1e9:.0f}")
 print(f"{label}_peak_rss_mib={float(m.group(5)):.1f}")
 EOF

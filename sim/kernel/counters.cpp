@@ -35,6 +35,7 @@ const std::array<CounterDef, kNumCounters>& counter_defs() {
       {Counter::kTcpDelayedAcks, "tcp_delayed_acks", S::kHost, "netstat -s TcpExt DelayedACKs"},
       {Counter::kTcpTsqThrottled, "tcp_tsq_throttled", S::kHost, "tcp_small_queue_check() setting TSQ_THROTTLED"},
       {Counter::kSwitchDrops, "switch_drops", S::kHost, "the switch's egress port discards (tail drop)"},
+      {Counter::kEvents, "events", S::kHost, "none: napisim's events handled by the host's kernel model"},
   }};
   return defs;
 }
@@ -79,7 +80,7 @@ void read_task_counters(Snapshot& s, const Task& t) {
   add(s, Counter::kMigrations, t.migrations);
 }
 
-void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops) {
+void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops, std::uint64_t events) {
   add(s, Counter::kTcpRetransSegs, tcp.retrans_segs);
   add(s, Counter::kTcpFastRetrans, tcp.fast_retrans);
   add(s, Counter::kTcpLossProbes, tcp.loss_probes);
@@ -88,6 +89,7 @@ void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_d
   add(s, Counter::kTcpDelayedAcks, tcp.delayed_acks);
   add(s, Counter::kTcpTsqThrottled, tcp.tsq_throttled);
   add(s, Counter::kSwitchDrops, switch_drops);
+  add(s, Counter::kEvents, events);
 }
 
 // Every counter and the CPU time by class, as of now: the CPUs' accounting brought up to date
@@ -114,7 +116,7 @@ Kernel::Snapshot Kernel::snapshot() {
   }
   for (auto& t : tasks_)
     read_task_counters(s, *t);
-  read_host_counters(s, tcp_stats_, switch_drops);
+  read_host_counters(s, tcp_stats_, switch_drops, events_);
   return s;
 }
 

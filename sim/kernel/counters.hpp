@@ -60,6 +60,7 @@ enum class Counter : std::uint8_t {
   kTcpDelayedAcks,   // ACKs sent by the delayed-ACK timer (DelayedACKs)
   kTcpTsqThrottled,  // flows TCP Small Queues stopped
   kSwitchDrops,      // segments the switch's egress buffer dropped on their way to this host
+  kEvents,           // napisim's own: the events this host's kernel model handled
   kCount
 };
 inline constexpr std::size_t kNumCounters = static_cast<std::size_t>(Counter::kCount);
@@ -97,7 +98,8 @@ void read_channel_counters(Snapshot& s, const Channel& ch);
 /// Adds a task's counters to s's totals.
 void read_task_counters(Snapshot& s, const Task& t);
 struct TcpStats;
-/// Adds the host's TCP counters, and `switch_drops` of its NICs, to s's totals.
-void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops);
+/// Adds the host's TCP counters, `switch_drops` of its NICs and the `events` its kernel model
+/// handled, to s's totals.
+void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops, std::uint64_t events);
 
 }  // namespace napisim

@@ -407,6 +407,7 @@ void Kernel::hardirq_done(Cpu& c) {
 }
 
 void Kernel::on_event(std::uint32_t kind, std::uint64_t arg) {
+  ++events_;
   switch (kind) {
     case kSegDone: {
       Cpu& c = cpu(static_cast<int>(arg));

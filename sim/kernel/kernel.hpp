@@ -1046,6 +1046,7 @@ class Kernel : public EventSink, public WakeView {
   std::int64_t tcp_ato_min_j_ = 0;  // TCP_ATO_MIN = TCP_DELACK_MIN (HZ / 25)
   std::int64_t tcp_rto_min_j_ = 0;  // TCP_RTO_MIN (kernel.tcp.rto_min_ms)
   bool fq_ = false;                 // kp_.net.default_qdisc == "fq", decided once
+  std::uint64_t events_ = 0;        // events on_event() handled: the simulation's work for this host
 };
 
 }  // namespace napisim

@@ -143,6 +143,10 @@ const HostFigure kHostFigures[] = {
     {"switch_drops", "segments", "integer",
      "segments the switch's egress buffer in front of this host's NICs dropped (NicParams switch_buffer_bytes)",
      [](const Window& w) { return count(w.delta(Counter::kSwitchDrops)); }},
+    {"events", "events", "integer",
+     "napisim's own work, not a kernel figure: the simulator events this host's kernel model handled (the "
+     "rest of a run's events are its workload's)",
+     [](const Window& w) { return count(w.delta(Counter::kEvents)); }},
     {"psi_cpu_some_pct", "%", "number",
      "PSI cpu some: time with a runnable task waiting, per CPU weighted by its non-idle time (psi.c)",
      [](const Window& w) -> Json {

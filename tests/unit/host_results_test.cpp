@@ -96,5 +96,33 @@ TEST(HostResultsTest, DocsResultsMdIsTheGeneratedTable) {
       << "docs/results.md is out of date: regenerate it with `napisim describe results > docs/results.md`";
 }
 
+// Each host's `events` is the share of the run's events its kernel model handled. Measured from
+// t = 0, the quickstart's two Linux hosts handle every event of the run between them (tcp_rr's
+// own sink has none with a Linux client); with the idealised client, the workload handles the
+// client's side and the server's kernel only part of the run's events.
+TEST(HostResultsTest, EachHostsEventsAreItsShareOfTheRun) {
+  for (const bool linux_client : {true, false}) {
+    Json doc = default_scenario();
+    apply_overrides(doc, {"warmup_s=0", "duration_s=0.002"});
+    if (!linux_client) apply_overrides(doc, {"platform.clients[-].stack=idealised"});
+    const Scenario s = parse_scenario(doc);
+    Simulation sim(s, Simulation::standalone_paths(s));
+    sim.run_standalone();
+    const Json r = sim.result(Json::object());
+    const auto total = r.at("events").get<std::uint64_t>();
+    const auto server = r.at("summary").at("events").get<std::uint64_t>();
+    EXPECT_GT(server, 0u);
+    if (linux_client) {
+      ASSERT_EQ(r.at("clients").size(), 1u);
+      const auto client = r.at("clients").begin()->at("events").get<std::uint64_t>();
+      EXPECT_GT(client, 0u);
+      EXPECT_EQ(server + client, total);
+    } else {
+      EXPECT_FALSE(r.contains("clients"));
+      EXPECT_LT(server, total);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace napisim

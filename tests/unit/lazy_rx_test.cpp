@@ -18,7 +18,7 @@ namespace napisim {
 namespace {
 
 struct Outcome {
-  Json result;  // without the trajectory (events, fingerprint)
+  Json result;  // without the trajectory (events, each host's events, fingerprint)
   std::uint64_t events = 0;
 };
 
@@ -33,6 +33,10 @@ Outcome run(const Json& scenario, const std::string& base_dir, bool lazy) {
   r.events = r.result["events"].get<std::uint64_t>();
   r.result.erase("events");
   r.result.erase("fingerprint");
+  r.result["summary"].erase("events");
+  if (r.result.contains("clients"))
+    for (auto& [name, c] : r.result["clients"].items())
+      c.erase("events");
   return r;
 }
 
