@@ -41,27 +41,18 @@ void RpcServer::setup(Kernel& k, const std::vector<ClientPath>& paths, const Rng
   to_client_.resize(paths_.size());
   check_offered_load();
   // Worker threads.
-  const int n = k.nr_cpus();
-  const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
-  std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
-    cpus.push_back(c);
+  const CpuMask allowed = CpuMask::parse(p_.server_cpus, k.nr_cpus(), "/workload/params/server_cpus");
   for (std::int64_t i = 0; i < p_.num_threads; ++i) {
-    const int home = cpus[static_cast<std::size_t>(i) % cpus.size()];
-    CpuMask m = allowed;
-    if (p_.pin_cpu) {
-      m = CpuMask(n);
-      m.set(home);
-    }
+    const ThreadHome home = thread_home(allowed, i, p_.pin_cpu);
     auto w = std::make_unique<Worker>();
-    w->task = &create_user_thread(k, type_ + "/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
-                                  p_.server_nice);
+    w->task = &create_user_thread(k, type_ + "/" + std::to_string(i), home.mask, p_.server_policy,
+                                  p_.server_rt_priority, p_.server_nice);
     w->ep = &k.add_epoll();
     w->rng = rng.stream(type_ + "/worker" + std::to_string(i));
     w->task->body = p_.server_arch == "reuseport" && p_.connections == "persistent" && p_.spin_us == 0
                         ? worker(*w)
                         : worker_body(*w);  // server_arch.cpp
-    k.start_task(*w->task, home);
+    k.start_task(*w->task, home.cpu);
     workers_.push_back(std::move(w));
   }
   if (p_.server_arch != "reuseport" || p_.connections != "persistent") setup_arch(rng, allowed);

@@ -13,27 +13,17 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
   k.set_peer(this);
   uplink_.setup(k, paths_);
   // Server threads.
-  const int n = k.nr_cpus();
-  const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
-  std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
-    cpus.push_back(c);
+  const CpuMask allowed = CpuMask::parse(p_.server_cpus, k.nr_cpus(), "/workload/params/server_cpus");
   std::vector<Task*> threads;
   for (std::int64_t i = 0; i < p_.num_threads; ++i) {
-    CpuMask m = allowed;
-    if (p_.pin_cpu) {
-      m = CpuMask(n);
-      m.set(cpus[static_cast<std::size_t>(i) % cpus.size()]);
-    }
-    Task& t = create_user_thread(k, "tcp_rr/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
+    const ThreadHome home = thread_home(allowed, i, p_.pin_cpu);
+    Task& t = create_user_thread(k, "tcp_rr/" + std::to_string(i), home.mask, p_.server_policy, p_.server_rt_priority,
                                  p_.server_nice);
     threads.push_back(&t);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = server_thread(t, ep);
-    k.start_task(t, m.test(cpus[static_cast<std::size_t>(i) % cpus.size()])
-                        ? cpus[static_cast<std::size_t>(i) % cpus.size()]
-                        : m.first());
+    k.start_task(t, home.cpu);
   }
   // Flows: client 10.0.<host>.2:(40000+f) -> server 10.0.0.1:12867 (neper's data port).
   start_rng_ = rng.stream("tcp_rr/flows");  // flow start offsets (start()): the seed changes them
@@ -63,9 +53,6 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       if (f.sock >= 0 && f.host == static_cast<int>(h)) host_flows.push_back(f.sock);
     }
     const CpuMask client_mask = CpuMask::parse(p_.client_cpus, ck->nr_cpus(), "/workload/params/client_cpus");
-    std::vector<int> client_cpus;
-    for (int c = client_mask.first(); c >= 0; c = client_mask.next(c))
-      client_cpus.push_back(c);
     std::size_t first = 0;
     for (std::int64_t i = 0; i < client_threads; ++i) {
       // thread.c flows_in_thread(): a contiguous block each, the first (flows % threads) one longer.
@@ -74,12 +61,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
       std::vector<int> mine(host_flows.begin() + static_cast<std::ptrdiff_t>(first),
                             host_flows.begin() + static_cast<std::ptrdiff_t>(first + nflows));
       first += nflows;
-      // thread.c: with -U, thread i's affinity is the i-th allowed CPU (cpuset[i % allowed_cores]).
-      CpuMask m = client_mask;
-      if (p_.client_pin_cpu) {
-        m = CpuMask(ck->nr_cpus());
-        m.set(client_cpus[static_cast<std::size_t>(i) % client_cpus.size()]);
-      }
+      const CpuMask m = thread_home(client_mask, i, p_.client_pin_cpu).mask;
       Task& t = create_user_thread(*ck, "neper-client/" + std::to_string(i), m, p_.client_policy, p_.client_rt_priority,
                                    p_.client_nice);
       Epoll& ep = ck->add_epoll();

@@ -150,6 +150,16 @@ Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask
                        is_rt_policy(p) ? static_cast<int>(rt_priority) : 0);
 }
 
+ThreadHome thread_home(const CpuMask& allowed, std::int64_t i, bool pin) {
+  int cpu = allowed.first();
+  for (std::int64_t n = i % allowed.count(); n > 0; --n)
+    cpu = allowed.next(cpu);
+  if (!pin) return {cpu, allowed};
+  CpuMask only(allowed.nr_cpus());
+  only.set(cpu);
+  return {cpu, only};
+}
+
 namespace {
 
 /// A workload whose parameters are the struct P and whose resolved parameters are P's fields.

@@ -126,6 +126,14 @@ Proc<int> epoll_wait_spin(Kernel& k, Task& t, Epoll& ep, int maxevents, std::vec
 /// Choices of every workload's *_policy parameter), `rt_priority` for fifo and rr, `nice`.
 Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask, const std::string& policy,
                          std::int64_t rt_priority, std::int64_t nice);
+/// Where a workload's thread i lives, as neper's -U places it (thread.c: thread i's affinity is
+/// cpuset[i % allowed_cores], the allowed CPUs in order): `cpu` is the (i mod count)-th CPU of
+/// `allowed`; pinned, `mask` is that CPU alone, otherwise `allowed`.
+struct ThreadHome {
+  int cpu;
+  CpuMask mask;
+};
+ThreadHome thread_home(const CpuMask& allowed, std::int64_t i, bool pin);
 inline Choices chrt_policies() {
   return Choices{"normal", "batch", "idle", "fifo", "rr"};
 }
