@@ -187,16 +187,21 @@ def _series(ds: dict, rows: dict[str, RowResult], label: str, key: str) -> Optio
             return None
         return [None if a is None or b in (None, 0) else 100.0 * (a / b - 1.0)
                 for a, b in zip(rr.per_seed.get(key, []), ref.per_seed.get(key, []))]
-    col = next((c for c in ds["columns"] if c["key"] == key), {})
+    col = _column(ds, key)
     if "ratio" in col:  # seed by seed, in the columns' common unit
         num, den = (rr.per_seed.get(k, []) for k in col["ratio"])
         return [None if a is None or b in (None, 0) else a / b for a, b in zip(num, den)]
     return [None if x is None else x * col.get("scale", 1.0) for x in rr.per_seed.get(key, [])]
 
 
+def _column(ds: dict, key: str) -> dict:
+    """ds's column `key` ({} if it has none)."""
+    return next((c for c in ds["columns"] if c["key"] == key), {})
+
+
 def published_value(ds: dict, row: dict, key: str) -> Any:
     """A row's published cell; a "ratio" column's from the two published cells it divides."""
-    col = next((c for c in ds["columns"] if c["key"] == key), {})
+    col = _column(ds, key)
     pub = row.get("published", {})
     if "ratio" in col:
         num, den = (pub.get(k) for k in col["ratio"])
