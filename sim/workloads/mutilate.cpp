@@ -257,24 +257,16 @@ void Mutilate::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngR
   }
   // memcached worker threads (thread.c memcached_thread_init), each with its own event base.
   const CpuMask allowed = CpuMask::parse(p_.server_cpus, n, "/workload/params/server_cpus");
-  std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
-    cpus.push_back(c);
   std::vector<Task*> workers;
   for (std::int64_t i = 0; i < p_.server_threads; ++i) {
-    const int cpu = cpus[static_cast<std::size_t>(i) % cpus.size()];
-    CpuMask m = allowed;
-    if (p_.pin_threads) {
-      m = CpuMask(n);
-      m.set(cpu);
-    }
-    Task& t = create_user_thread(k, "memcached/" + std::to_string(i), m, p_.server_policy, p_.server_rt_priority,
-                                 p_.server_nice);
+    const ThreadHome home = thread_home(allowed, i, p_.pin_threads);
+    Task& t = create_user_thread(k, "memcached/" + std::to_string(i), home.mask, p_.server_policy,
+                                 p_.server_rt_priority, p_.server_nice);
     workers.push_back(&t);
     Epoll& ep = k.add_epoll();
     epolls_.push_back(&ep);
     t.body = worker(t, ep);
-    k.start_task(t, cpu);
+    k.start_task(t, home.cpu);
   }
   clients_.setup(k, paths_);
   // Connections: client thread i/c of host (i/c) mod hosts -> 10.0.0.1:11211.

@@ -14,9 +14,6 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
   uplink_.setup(k, paths_);
   const int n = k.nr_cpus();
   const CpuMask allowed = CpuMask::parse(p_.netserver_cpus, n, "/workload/params/netserver_cpus");
-  std::vector<int> cpus;
-  for (int c = allowed.first(); c >= 0; c = allowed.next(c))
-    cpus.push_back(c);
   start_rng_ = rng.stream("super_netperf/instances");
   clients_.setup(k, paths_);
   for (std::int64_t i = 0; i < p_.num_instances; ++i) {
@@ -36,7 +33,7 @@ void SuperNetperf::setup(Kernel& k, const std::vector<ClientPath>& paths, const 
                                  p_.server_nice);
     t.body = netserver_child(t, s.id);
     s.reader = &t;
-    k.start_task(t, cpus[static_cast<std::size_t>(i) % cpus.size()]);
+    k.start_task(t, thread_home(allowed, i, false).cpu);
     Kernel* ck = paths_[static_cast<std::size_t>(host)].kernel;
     if (!ck) continue;
     // The netperf process on its client host, started by the super_netperf shell loop (spread

@@ -128,7 +128,9 @@ Task& create_user_thread(Kernel& k, const std::string& name, const CpuMask& mask
                          std::int64_t rt_priority, std::int64_t nice);
 /// Where a workload's thread i lives, as neper's -U places it (thread.c: thread i's affinity is
 /// cpuset[i % allowed_cores], the allowed CPUs in order): `cpu` is the (i mod count)-th CPU of
-/// `allowed`; pinned, `mask` is that CPU alone, otherwise `allowed`.
+/// `allowed`; pinned, `mask` is that CPU alone, otherwise `allowed`. Every workload that spreads
+/// its threads over a cpumask (tcp_rr, rpc_server, mutilate's memcached, super_netperf's
+/// netservers) starts thread i there.
 struct ThreadHome {
   int cpu;
   CpuMask mask;
