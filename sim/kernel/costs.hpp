@@ -47,6 +47,10 @@ struct CostParams {
   std::int64_t sk_data_ready_ns = 250;  // sock_def_readable -> ep_poll_callback, excluding the wakeup [INFER]
   std::int64_t wakeup_ns = 665;         // [FIT, was 400] try_to_wake_up on the waker: select_task_rq, enqueue [INFER]
   std::int64_t tx_ack_ns = 400;         // tcp_send_ack from softirq, incl. dev_queue_xmit [INFER]
+  // select_idle_cpu() per cpu it examines: available_idle_cpu() reads the other cpu's runqueue,
+  // one cache line from another core (~40-80 ns core to core on 2019-2020 Xeons) [INFER]. Part of
+  // wakeup_ns, not charged again: SIS_PROP's avg_scan_cost (v5.10 placement) averages it.
+  std::int64_t sis_scan_ns = 60;
   // Syscalls and application side.
   std::int64_t syscall_ns = 100;     // syscall entry/exit [MEAS-ish, 50-150 ns]
   std::int64_t epoll_wait_ns = 250;  // ep_poll bookkeeping per call [INFER]
@@ -121,6 +125,8 @@ struct CostParams {
     v("sk_data_ready_ns", &CostParams::sk_data_ready_ns, "ns", "sk_data_ready + ep_poll_callback", r);
     v("wakeup_ns", &CostParams::wakeup_ns, "ns", "try_to_wake_up on the waking CPU", r);
     v("tx_ack_ns", &CostParams::tx_ack_ns, "ns", "Sending a pure ACK from softirq", r);
+    v("sis_scan_ns", &CostParams::sis_scan_ns, "ns",
+      "select_idle_cpu() per CPU examined (within wakeup_ns; SIS_PROP's avg_scan_cost)", r);
     v("syscall_ns", &CostParams::syscall_ns, "ns", "Syscall entry and exit", r);
     v("epoll_wait_ns", &CostParams::epoll_wait_ns, "ns", "epoll_wait() bookkeeping per call", r);
     v("epoll_event_ns", &CostParams::epoll_event_ns, "ns", "epoll_wait() per returned event", r);

@@ -551,6 +551,7 @@ void Kernel::flush_smp_call_function_queue(Cpu& c) {
   while (t) {
     Task* next = t->wake_entry;
     --c.ttwu_pending;
+    ttwu_avg_idle(c);
     enqueue_task(c, *t, t->wake_flags);
     check_preempt(c, *t, c.id);
     t = next;

@@ -90,6 +90,10 @@ struct alignas(64) Cpu {
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
   Nanos last_balance = 0;
   Task* ksoftirqd = nullptr;
+  // rq->avg_idle (update_avg() of each idle spell a wakeup ends, capped at twice
+  // max_idle_balance_cost; init 2 * sysctl_sched_migration_cost) and rq->idle_stamp (-1: none).
+  Nanos avg_idle = 0;
+  Nanos idle_stamp = -1;
   // ---- line 4: util, then the interrupt levels' slots (their hot fields lead each Slot) ----
   // The CFS runqueue's PELT utilization (kernel/sched/pelt.c), read by SIS_UTIL; util_busy is
   // cfs_rq->curr != NULL since its last update.

@@ -45,11 +45,15 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   fair_params_.tick_ns = tick_ns_;
   wake_params_.wake_affine = kp_.sched.wake_affine;
   wake_params_.sis_util = kp_.sched.sis_util;
+  wake_params_.v5_10 = fair_params_.algo == FairParams::Algo::kCfs;
+  wake_params_.sis_prop = kp_.sched.sis_prop;
+  wake_params_.sis_scan_ns = costs_.sis_scan_ns;
   // The kernel zero-fills sd_llc_shared and the first LLC balance writes nr_idle_scan; a run
   // starts on a machine that has long been balancing, idle until now: scan the whole LLC.
   overloaded_ = CpuMask(topo_.nr_cpus());
   for (int l = 0; l < topo_.nr_llcs(); ++l)
     llc_nr_idle_scan_.push_back(static_cast<int>(topo_.cpus_of_llc(l).size()));
+  llc_avg_scan_cost_.assign(static_cast<std::size_t>(topo_.nr_llcs()), 0);
   const int n = topo_.nr_cpus();
   irq_done_args_.resize(static_cast<std::size_t>(n));
   softirq_done_args_.resize(static_cast<std::size_t>(n));
@@ -57,6 +61,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   for (int i = 0; i < n; ++i) {
     Cpu* c = &cpus_[static_cast<std::size_t>(i)];
     c->id = i;
+    c->avg_idle = 2 * kp_.sched.migration_cost_ns;  // sched_init(): rq->avg_idle = 2 * sysctl_sched_migration_cost
     c->cfs = std::make_unique<FairRq>(fair_params_);
     c->rt = std::make_unique<RtRq>(tick_ns_);
     c->cost_rng = root.stream(rng_prefix + "cpu" + std::to_string(i) + "/cost");

@@ -337,6 +337,10 @@ class Kernel : public EventSink, public WakeView {
   std::int64_t cpu_load(int cpu) const override;
   std::int64_t cpu_util(int cpu) const override;
   int llc_nr_idle_scan(const Topology& topo, int imbalance_pct, int llc) const override;
+  Nanos avg_idle(int cpu) const override;
+  Nanos llc_avg_scan_cost(int llc) const override;
+  void record_scan(int llc, int scanned) const override;
+  void ttwu_avg_idle(Cpu& c);  // ttwu_do_wakeup()'s rq->avg_idle update
 
   // ---- NAPI (napi.cpp) ----------------------------------------------------------------------
   bool napi_schedule_prep(Napi& n);
@@ -1033,8 +1037,10 @@ class Kernel : public EventSink, public WakeView {
   int handler_cpu_ = -1;               // CPU whose event handler is running (its ready work resumes directly)
   CpuMask overloaded_;                 // CPUs with nr_running >= 2 (root_domain->overload: any set)
   std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
-  std::uint64_t lo_packets_ = 0;       // skbs through lo
-  std::uint64_t delayed_acks_ = 0;     // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
+  // Per LLC: sd_llc->avg_scan_cost, which select_idle_cpu() itself updates (hence mutable).
+  mutable std::vector<Nanos> llc_avg_scan_cost_;
+  std::uint64_t lo_packets_ = 0;    // skbs through lo
+  std::uint64_t delayed_acks_ = 0;  // ACKs sent by the rcv_mss rule (their cost is charged after delivery)
   // TCP (tcp.hpp)
   std::vector<std::unique_ptr<TcpSock>> tcp_socks_;
   std::vector<TcpCpu> tcp_cpu_;  // by CPU, once a connection runs

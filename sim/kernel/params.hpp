@@ -25,6 +25,7 @@ struct SchedParams {
   std::int64_t balance_interval_ms = 4;          // periodic load balance within an LLC (MC domain)
   bool wake_affine = true;                       // SD_WAKE_AFFINE
   bool sis_util = true;                          // sched_feat(SIS_UTIL)
+  bool sis_prop = true;                          // sched_feat(SIS_PROP), v5.10 (algo "cfs")
   bool newidle_balance = true;                   // pull on entering idle (newidle_balance())
   std::string preempt = "voluntary";             // CONFIG_PREEMPT_{NONE,VOLUNTARY,} (distro default: voluntary)
 
@@ -45,7 +46,11 @@ struct SchedParams {
     v("balance_interval_ms", &SchedParams::balance_interval_ms, "ms", "Periodic load-balance interval in an LLC",
       Range{1, 1000});
     v("wake_affine", &SchedParams::wake_affine, "", "SD_WAKE_AFFINE: wakeups may pull a task to the waker's CPU");
-    v("sis_util", &SchedParams::sis_util, "", "sched_feat(SIS_UTIL): bound select_idle_cpu's scan by LLC utilization");
+    v("sis_util", &SchedParams::sis_util, "",
+      "sched_feat(SIS_UTIL) (v6.6 placement, algo eevdf): bound select_idle_cpu's scan by LLC utilization");
+    v("sis_prop", &SchedParams::sis_prop, "",
+      "sched_feat(SIS_PROP) (v5.10 placement, algo cfs): bound select_idle_cpu's scan by the waker CPU's "
+      "average idle time against the LLC's average scan cost");
     v("newidle_balance", &SchedParams::newidle_balance, "", "Pull a runnable task when a CPU goes idle");
     v("preempt", &SchedParams::preempt, "",
       "Preemption model: full preempts kernel code at interrupt return; voluntary/none only at cond_resched "

@@ -59,6 +59,10 @@ void Kernel::start_task(Task& t, int cpu_id) {
   t.body.handle().promise().on_done_arg = &task_done_args_[static_cast<std::size_t>(t.id)];
   set_task_cpu(t, cpu_id >= 0 ? cpu_id : t.allowed.first());
   t.wakee.prev_cpu = t.cpu;
+  // wake_up_new_task(): "p->recent_used_cpu = task_cpu(p)", the parent's cpu; here the cpu the
+  // task starts on. Only v5.10's placement keeps it past the first wakeup (v6.6 overwrites it
+  // with prev there), so v6.6 runs leave it unset.
+  if (wake_params_.v5_10) t.wakee.recent_used_cpu = t.cpu;
   t.state = TaskState::kRunnable;
   if (trace_) [[unlikely]]
     trace_->task_state(trace_host_, t, t.state, t.cpu, host_.now());
@@ -214,6 +218,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
   }
   update_exec(dst);
   const bool flagged = dst.need_resched;
+  ttwu_avg_idle(dst);
   enqueue_task(dst, t, flags);
   if (!flagged && dst.need_resched) {
     // enqueue_entity()'s update_curr() found the running task's slice used up: update_deadline()'s
@@ -282,7 +287,14 @@ void Kernel::schedule(Cpu& c) {
   }
   c.need_resched = false;
   Task* next = pick_next_task(c);
-  if (!next && kp_.sched.newidle_balance && newidle_balance(c)) next = pick_next_task(c);
+  if (!next) {
+    // newidle_balance() stamps the idle spell before it balances; a pulled task ends it.
+    c.idle_stamp = host_.now();
+    if (kp_.sched.newidle_balance && newidle_balance(c)) {
+      next = pick_next_task(c);
+      c.idle_stamp = -1;
+    }
+  }
   if (next != prev) {
     ++c.ctx_switches;
     if (preempted) ++prev->nivcsw;  // __schedule(): ++*switch_count only if prev != next
@@ -427,6 +439,36 @@ bool Kernel::idle_cpu(int i) const {
 bool Kernel::sched_idle_cpu(int) const {
   return false;
 }
+Nanos Kernel::avg_idle(int c) const {
+  return cpu(c).avg_idle;
+}
+
+Nanos Kernel::llc_avg_scan_cost(int llc) const {
+  return llc_avg_scan_cost_[static_cast<std::size_t>(llc)];
+}
+
+namespace {
+// update_avg(), kernel/sched/sched.h v5.10: an exponential average with weight 1/8.
+void update_avg(Nanos& avg, Nanos sample) {
+  avg += (sample - avg) / 8;
+}
+}  // namespace
+
+void Kernel::record_scan(int llc, int scanned) const {
+  // time = cpu_clock(this) - time: napisim's scan costs sis_scan_ns per cpu examined.
+  update_avg(llc_avg_scan_cost_[static_cast<std::size_t>(llc)], scanned * wake_params_.sis_scan_ns);
+}
+
+void Kernel::ttwu_avg_idle(Cpu& c) {
+  // ttwu_do_wakeup() (v5.10) / ttwu_do_activate() (v6.6): a wakeup ends the idle spell that
+  // newidle_balance() stamped; max = 2 * max_idle_balance_cost, at its floor
+  // sysctl_sched_migration_cost (napisim's newidle balancing takes no time).
+  if (c.idle_stamp < 0) return;
+  update_avg(c.avg_idle, host_.now() - c.idle_stamp);
+  c.avg_idle = std::min(c.avg_idle, 2 * kp_.sched.migration_cost_ns);
+  c.idle_stamp = -1;
+}
+
 int Kernel::llc_nr_idle_scan(const Topology&, int, int llc) const {
   return llc_nr_idle_scan_[static_cast<std::size_t>(llc)];
 }

@@ -240,6 +240,82 @@ int select_idle_cpu(const Topology& topo, const WakeView& view, const WakeParams
   return has_idle_core ? idle_cpu : -1;
 }
 
+Nanos WakeView::avg_idle(int cpu) const {
+  (void)cpu;
+  return 2 * kSchedMigrationCostNs;
+}
+
+namespace {
+
+// select_idle_core(), kernel/sched/fair.c v5.10: the first fully idle core met walking target's
+// LLC (for_each_cpu_wrap from target), each core's threads dropped from the walk once seen.
+int select_idle_core_v5(const Topology& topo, const WakeView& view, const CpuMask& allowed, int target) {
+  CpuMask cpus = topo.llc_mask(topo.llc_of(target)) & allowed;
+  auto core_idle = [&](int core) {
+    bool idle = true;
+    const CpuMask& smt = topo.smt_mask(core);
+    for (int cpu = smt.first(); cpu != -1; cpu = smt.next(cpu)) {
+      cpus.clear(cpu);
+      if (!view.idle_cpu(cpu)) idle = false;
+    }
+    return idle;
+  };
+  for (int core = cpus.next(target - 1); core != -1; core = cpus.next(core))
+    if (core_idle(core)) return core;
+  for (int core = cpus.first(); core != -1 && core < target; core = cpus.next(core))
+    if (core_idle(core)) return core;
+  return -1;
+}
+
+// select_idle_cpu(), kernel/sched/fair.c v5.10: SIS_PROP bounds the walk by how long this_cpu
+// stays idle on average against what a scan has cost (both per the waker's cpu and LLC).
+int select_idle_cpu_v5(const Topology& topo, const WakeView& view, const WakeParams& params, const CpuMask& allowed,
+                       int target, int this_cpu) {
+  const int llc = topo.llc_of(target);
+  const int this_llc = topo.llc_of(this_cpu);
+  CpuMask cpus = topo.llc_mask(llc) & allowed;
+  std::int64_t nr = INT_MAX;
+  if (params.sis_prop) {
+    // "Due to large variance we need a large fuzz factor; hackbench in particularly is
+    // sensitive here."
+    const std::int64_t avg_idle = view.avg_idle(this_cpu) / 512;
+    const std::int64_t avg_cost = view.llc_avg_scan_cost(this_llc) + 1;
+    const std::int64_t span_avg = static_cast<std::int64_t>(topo.cpus_of_llc(llc).size()) * avg_idle;
+    nr = span_avg > 4 * avg_cost ? span_avg / avg_cost : 4;
+  }
+  int scanned = 0;
+  auto step = [&](int cpu, int* found) {
+    if (!--nr) return true;  // budget spent: -1, avg_scan_cost untouched
+    ++scanned;
+    if (view.idle_cpu(cpu) || view.sched_idle_cpu(cpu)) {
+      *found = cpu;
+      return true;
+    }
+    return false;
+  };
+  int found = -1;
+  bool over = false;
+  // for_each_cpu_wrap(cpu, cpus, target): from target itself, then wrapping.
+  for (int cpu = cpus.next(target - 1); cpu != -1 && !over; cpu = cpus.next(cpu))
+    over = step(cpu, &found);
+  for (int cpu = cpus.first(); cpu != -1 && cpu < target && !over; cpu = cpus.next(cpu))
+    over = step(cpu, &found);
+  if (over && found == -1) return -1;
+  view.record_scan(this_llc, scanned);
+  return found;
+}
+
+// select_idle_smt(), kernel/sched/fair.c v5.10: an idle sibling of target (target included).
+int select_idle_smt_v5(const Topology& topo, const WakeView& view, const CpuMask& allowed, int target) {
+  if (!topo.smt_active()) return -1;
+  const CpuMask& smt = topo.smt_mask(target);
+  for (int cpu = smt.first(); cpu != -1; cpu = smt.next(cpu))
+    if (allowed.test(cpu) && idle_or_sched_idle(view, cpu)) return cpu;
+  return -1;
+}
+
+}  // namespace
+
 // select_idle_sibling(), kernel/sched/fair.c v6.6 (symmetric capacity, no clusters).
 int select_idle_sibling(const Topology& topo, const WakeView& view, const WakeParams& params, WakeeInfo& wakee,
                         int prev, int target, int this_cpu, bool waker_is_per_cpu_kthread) {
@@ -256,12 +332,26 @@ int select_idle_sibling(const Topology& topo, const WakeView& view, const WakePa
   if (waker_is_per_cpu_kthread && prev == this_cpu && view.nr_running(this_cpu) <= 1) return prev;
 
   // A recently used cpu as a potential idle candidate.
+  // v6.6 replaces it with prev on every wakeup; v5.10 only when it is taken ("a potential
+  // candidate for the next wake"), and sets the waker's to the waking cpu (select_task_rq_fair).
   const int recent_used_cpu = wakee.recent_used_cpu;
-  wakee.recent_used_cpu = prev;
+  if (!params.v5_10) wakee.recent_used_cpu = prev;
   if (valid_cpu(topo, recent_used_cpu) && recent_used_cpu != prev && recent_used_cpu != target &&
       topo.share_cache(recent_used_cpu, target) && idle_or_sched_idle(view, recent_used_cpu) &&
-      allowed.test(recent_used_cpu))
+      allowed.test(recent_used_cpu)) {
+    wakee.recent_used_cpu = prev;
     return recent_used_cpu;
+  }
+
+  if (params.v5_10) {
+    // v5.10: no prev-sibling step; an idle core anywhere in the LLC, then SIS_PROP's walk from
+    // target, then target's own siblings.
+    int i = topo.smt_active() && test_idle_cores(topo, view, target) ? select_idle_core_v5(topo, view, allowed, target)
+                                                                     : -1;
+    if (i == -1) i = select_idle_cpu_v5(topo, view, params, allowed, target, this_cpu);
+    if (i == -1) i = select_idle_smt_v5(topo, view, allowed, target);
+    return i != -1 ? i : target;
+  }
 
   bool has_idle_core = false;
   if (topo.smt_active()) {
@@ -311,6 +401,8 @@ int select_task_rq_fair(const Topology& topo, const WakeView& view, const WakePa
       new_cpu = wake_affine(topo, view, params, wakee, waker, this_cpu, prev_cpu, sync);
 
     cpu = select_idle_sibling(topo, view, params, wakee, prev_cpu, new_cpu, this_cpu, waker_is_per_cpu_kthread);
+    // v5.10: "if (want_affine) current->recent_used_cpu = cpu;" (gone in v5.12).
+    if (params.v5_10 && want_affine && waker != nullptr) waker->recent_used_cpu = this_cpu;
   }
   // select_task_rq(): "if (unlikely(!is_cpu_allowed(p, cpu)))".
   if (!allowed.test(cpu)) cpu = select_fallback_rq(topo, allowed, prev_cpu);

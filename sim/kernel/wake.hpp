@@ -8,13 +8,16 @@
 //   wake_affine() = wake_affine_idle() (WA_IDLE) then wake_affine_weight() (WA_WEIGHT, WA_BIAS)
 //   select_idle_sibling(), select_idle_cpu(), select_idle_core(), select_idle_smt(),
 //   test_idle_cores(), update_idle_cpu_scan() (SIS_UTIL's nr_idle_scan)
+//   and, for the CFS kernels (v5.10): select_idle_core(), select_idle_cpu() under SIS_PROP
+//                           (rq->avg_idle, sd->avg_scan_cost), select_idle_smt(target)
 //   ttwu_queue_cond()      (core.c: whether try_to_wake_up() queues the wakeup on the target's
 //                           wake list and IPIs it, sched_feat TTWU_QUEUE)
 //   find_busiest_queue()   (simplified, see find_busiest_cpu)
 //   task_hot()             (sysctl_sched_migration_cost)
 // Every function is pure: the machine state is read through WakeView, which the CPU model
 // implements; the only state written is the task bookkeeping the kernel keeps in task_struct
-// (wakee_flips, wakee_flip_decay_ts, last_wakee, recent_used_cpu), passed in as WakeeInfo.
+// (wakee_flips, wakee_flip_decay_ts, last_wakee, recent_used_cpu), passed in as WakeeInfo, and
+// SIS_PROP's avg_scan_cost, which the kernel's select_idle_cpu() updates (WakeView::record_scan).
 //
 // Softirq is invisible to placement, as in the kernel: available_idle_cpu() looks at the
 // runqueue only, so a cpu that is busy running NET_RX softirq on top of its idle task is "idle"
@@ -51,13 +54,26 @@ struct WakeView {
   /// sd_llc_shared->nr_idle_scan of `llc`: what the LLC's last periodic load balance wrote
   /// (update_idle_cpu_scan()). By default computed now from cpu_util().
   virtual int llc_nr_idle_scan(const Topology& topo, int imbalance_pct, int llc) const;
+  /// rq->avg_idle of `cpu` (SIS_PROP, v5.10): by default its initial value, twice
+  /// sysctl_sched_migration_cost.
+  virtual Nanos avg_idle(int cpu) const;
+  /// sd_llc->avg_scan_cost of `llc` (SIS_PROP, v5.10); by default 0.
+  virtual Nanos llc_avg_scan_cost(int llc) const {
+    (void)llc;
+    return 0;
+  }
+  /// select_idle_cpu()'s update_avg(&this_sd->avg_scan_cost, time) after a scan of `scanned`
+  /// cpus that did not run out of its SIS_PROP budget (v5.10). By default nothing is kept.
+  virtual void record_scan(int llc, int scanned) const { (void)llc, (void)scanned; }
 };
 
 /// The task_struct fields placement reads and writes. The wakee's identity for record_wakee() is
 /// the address of its WakeeInfo, so keep one WakeeInfo per task at a stable address.
 struct WakeeInfo {
-  int prev_cpu = 0;                  ///< task_cpu(p): where it last ran
-  int recent_used_cpu = -1;          ///< p->recent_used_cpu (-1: none yet); updated by select_idle_sibling
+  int prev_cpu = 0;  ///< task_cpu(p): where it last ran
+  /// p->recent_used_cpu (-1: none yet); updated by select_idle_sibling (and, v5.10, set to the
+  /// waking cpu of an affine wakeup this task makes)
+  int recent_used_cpu = -1;
   const CpuMask* allowed = nullptr;  ///< p->cpus_ptr; nullptr = every cpu
   /// task_h_load(p) used by wake_affine_weight(): the task's (PELT) load; nice-0 weight 1024 when
   /// no average is modelled.
@@ -73,9 +89,14 @@ struct WakeeInfo {
 };
 
 struct WakeParams {
-  bool wake_affine = true;      ///< SD_WAKE_AFFINE on the domains (false: never pull to the waker)
-  bool sis_util = true;         ///< sched_feat(SIS_UTIL): bound the LLC scan by nr_idle_scan
-  bool ttwu_queue = true;       ///< sched_feat(TTWU_QUEUE): see ttwu_queue_wakelist()
+  bool wake_affine = true;  ///< SD_WAKE_AFFINE on the domains (false: never pull to the waker)
+  bool sis_util = true;     ///< sched_feat(SIS_UTIL): bound the LLC scan by nr_idle_scan
+  bool ttwu_queue = true;   ///< sched_feat(TTWU_QUEUE): see ttwu_queue_wakelist()
+  /// The placement of Linux v5.10 (sched algo "cfs"): select_idle_core() over the LLC, then
+  /// select_idle_cpu() bounded by SIS_PROP, then select_idle_smt(target). False: v6.6.
+  bool v5_10 = false;
+  bool sis_prop = true;         ///< sched_feat(SIS_PROP) (v5.10 placement only)
+  Nanos sis_scan_ns = 0;        ///< what select_idle_cpu() spends per cpu it examines
   int imbalance_pct = 117;      ///< MC / PKG / NUMA domains (sd_init default)
   int smt_imbalance_pct = 110;  ///< SMT domain (SD_SHARE_CPUCAPACITY)
 };
@@ -163,11 +184,18 @@ int select_idle_cpu(const Topology& topo, const WakeView& view, const WakeParams
 ///  2. prev != target, shares the LLC with target and idle -> prev;
 ///  3. the waker is a per-cpu kthread in task context, prev == this_cpu, nr_running(this_cpu) <= 1
 ///     -> prev (I/O-completion stacking);
-///  4. p->recent_used_cpu (then set to prev): != prev, != target, shares the LLC, idle, allowed
+///  4. p->recent_used_cpu (then set to prev; v5.10: set to prev only when taken): != prev,
+///     != target, shares the LLC, idle, allowed
 ///     -> it;
 ///  5. SMT: has_idle_core = test_idle_cores(target); if !has_idle_core and prev shares the LLC,
 ///     an idle SMT sibling of prev;
 ///  6. select_idle_cpu(); 7. target.
+/// With params.v5_10 (the CFS kernels, Linux v5.10), steps 5-7 are v5.10's instead: with an idle
+/// core in the LLC, select_idle_core() walks the whole LLC from target for it; then
+/// select_idle_cpu() walks from target itself, bounded by SIS_PROP: nr = llc_size *
+/// (avg_idle(this_cpu) / 512) / (llc_avg_scan_cost + 1), at least 4 ("if (!--nr) return -1":
+/// nr - 1 cpus examined), a walk that ends within its budget reported by record_scan(); then an
+/// idle SMT sibling of target (target included); then target. No step tries prev's sibling.
 int select_idle_sibling(const Topology& topo, const WakeView& view, const WakeParams& params, WakeeInfo& wakee,
                         int prev, int target, int this_cpu, bool waker_is_per_cpu_kthread);
 

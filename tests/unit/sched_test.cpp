@@ -291,6 +291,37 @@ TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
   EXPECT_EQ(r.cpu(0).time[static_cast<int>(CpuClass::kUser)], us(490));
 }
 
+TEST(KernelTest, AvgIdleAveragesTheIdleSpellsThatWakeupsEnd) {
+  // rq->avg_idle (SIS_PROP's input, v5.10): sched_init() sets 2 * migration cost (1 ms);
+  // newidle_balance() stamps each idle spell and ttwu_do_wakeup() folds its length in with
+  // update_avg() (weight 1/8), capped at 2 * max_idle_balance_cost (1 ms). A sleeper pinned to
+  // CPU 0 runs 10 us per wakeup (woken from CPU 1, with zero costs: the
+  // wakelist IPI lands at once); it sleeps at once (t = 0), is woken at 100 us (a spell of
+  // 100 us), sleeps at 110 us and is woken at 150 us (40 us). A wakeup while it runs ends no spell.
+  KernelParams kp;
+  kp.sched.algo = "cfs";
+  Rig r(shape(2), kp, zero_costs());
+  WaitQueue wq;
+  std::vector<Nanos> got;
+  pinned_sleeper(r, "s", 0, wq, &got, us(10));
+  EXPECT_EQ(r.cpu(0).avg_idle, ms(1));
+  At at(r.host);
+  at(us(100), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  at(us(150), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  r.run_to(us(101));
+  // 1000000 + (100000 - 1000000) / 8 = 887500
+  EXPECT_EQ(r.cpu(0).avg_idle, 887500);
+  r.run_to(us(200));
+  // 887500 + (40000 - 887500) / 8 = 887500 - 105937 (truncated toward zero) = 781563
+  EXPECT_EQ(r.cpu(0).avg_idle, 781563);
+  EXPECT_EQ(got, (std::vector<Nanos>{us(100), us(150)}));
+  // A spell longer than the cap pulls the average up to 1 ms at most.
+  at(ms(500), [&] { EXPECT_TRUE(r.k.wake_up(wq, 1)); });
+  r.run_to(ms(501));
+  // 781563 + (499840000 - 781563) / 8 is far above the cap.
+  EXPECT_EQ(r.cpu(0).avg_idle, ms(1));
+}
+
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
   // CFS v5.10, 2 CPUs: latency 12 ms, wakeup_gran 2 ms. B (nice 0) slept since t=0; A runs from
   // t=0 (START_DEBIT: A.v = 12 ms + runtime). Woken at 10.5 ms: min_vruntime = A.v = 22.5 ms,

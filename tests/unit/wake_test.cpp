@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -53,6 +54,17 @@ class FakeView final : public WakeView {
   void set_pending(int cpu) { pending_[at(cpu)] = true; }
   void set_softirq(int cpu) { softirq_[at(cpu)] = true; }
 
+  /// SIS_PROP's inputs (v5.10): the waker cpu's rq->avg_idle and the LLC's avg_scan_cost.
+  void set_avg_idle(int cpu, Nanos v) {
+    avg_idle_.resize(nr_.size(), 2 * kSchedMigrationCostNs);
+    avg_idle_[at(cpu)] = v;
+  }
+  void set_scan_cost(Nanos v) { scan_cost_ = v; }
+  Nanos avg_idle(int cpu) const override { return avg_idle_.empty() ? WakeView::avg_idle(cpu) : avg_idle_[at(cpu)]; }
+  Nanos llc_avg_scan_cost(int) const override { return scan_cost_; }
+  void record_scan(int llc, int scanned) const override { scans.push_back({llc, scanned}); }
+  mutable std::vector<std::pair<int, int>> scans;  // (llc, cpus examined) of each recorded scan
+
   bool idle_cpu(int cpu) const override { return nr_[at(cpu)] == 0 && !pending_[at(cpu)]; }
   bool sched_idle_cpu(int cpu) const override { return sched_idle_[at(cpu)]; }
   int nr_running(int cpu) const override { return nr_[at(cpu)]; }
@@ -63,6 +75,8 @@ class FakeView final : public WakeView {
   static std::size_t at(int cpu) { return static_cast<std::size_t>(cpu); }
   std::vector<int> nr_;
   std::vector<std::int64_t> load_, util_;
+  std::vector<Nanos> avg_idle_;
+  Nanos scan_cost_ = 0;
   std::vector<bool> sched_idle_, pending_, softirq_;
 };
 
@@ -317,6 +331,97 @@ TEST_F(WakeTest, SelectIdleSiblingScansTheLlcAfterTargetAndWraps) {
   v.run(1);
   v.run(6);
   EXPECT_EQ(select_idle_sibling(t, v, params, p, 3, 3, 3, false), 3);
+}
+
+// ---- v5.10 placement (sched algo "cfs"): select_idle_core, SIS_PROP, select_idle_smt(target) ----
+
+TEST_F(WakeTest, V510SisPropBoundsTheScanByTheWakersAverageIdle) {
+  // 16 cpus, one LLC, no SMT; only cpu 9 idle; target 3, woken from cpu 3.
+  const Topology t(shape(1, 1, 16, 1));
+  FakeView v(16);
+  v.busy_all();
+  v.set_idle(9);
+  WakeeInfo p;
+  params.v5_10 = true;
+  // avg_idle 1 ms (its initial 2 * migration cost), avg_scan_cost 0: avg_idle / 512 = 1953,
+  // span_avg = 16 * 1953 > 4 * (0 + 1), nr = 31248: the walk from target itself (3, 4, .., 9)
+  // finds 9 after examining 7 cpus, and records that scan.
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, /*prev=*/3, /*target=*/3, /*this_cpu=*/3, false), 9);
+  ASSERT_EQ(v.scans.size(), 1U);
+  EXPECT_EQ(v.scans[0], std::make_pair(0, 7));
+  // avg_idle 10 us, avg_scan_cost 100 ns: 10000 / 512 = 19, span_avg = 304 <= 4 * 101, so nr = 4
+  // and "if (!--nr) return -1" lets 3 cpus be examined (3, 4, 5): none idle, the budget is spent
+  // (no avg_scan_cost update), no SMT sibling: the wakee stays on the busy target.
+  v.set_avg_idle(3, us(10));
+  v.set_scan_cost(100);
+  v.scans.clear();
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 3, 3, 3, false), 3);
+  EXPECT_TRUE(v.scans.empty());
+  // avg_idle 40 us: 40000 / 512 = 78, span_avg = 1248 > 404, nr = 1248 / 101 = 12: 11 cpus
+  // (3 .. 13) may be examined, and 9 is the 7th.
+  v.set_avg_idle(3, us(40));
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 3, 3, 3, false), 9);
+  EXPECT_EQ(v.scans, (std::vector<std::pair<int, int>>{{0, 7}}));
+  // The budget is the waker's: the same wakeup from cpu 12 (avg_idle 1 ms) scans far enough.
+  v.set_avg_idle(3, us(10));
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 3, 3, /*this_cpu=*/12, false), 9);
+  // SIS_PROP off: unbounded.
+  params.sis_prop = false;
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 3, 3, 3, false), 9);
+}
+
+TEST_F(WakeTest, V510LooksForAnIdleCoreThenTheTargetsSiblings) {
+  // 8 cores x 2 threads: cores {c, c + 8}. Every cpu busy but core 6 (cpus 6 and 14).
+  const Topology t(shape(1, 1, 8, 2));
+  FakeView v(16);
+  v.busy_all();
+  v.set_idle(6);
+  v.set_idle(14);
+  WakeeInfo p;
+  params.v5_10 = true;
+  v.set_avg_idle(1, us(10));  // SIS_PROP budget 4: examines 1, 2, 3 at most
+  v.set_scan_cost(100);
+  // select_idle_core() walks the whole LLC (no budget) from target 1: core 6 is idle.
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, /*prev=*/1, /*target=*/1, 1, false), 6);
+  // Core 6 half busy: no idle core; the budgeted walk (1, 2, 3) misses cpu 6, and target's own
+  // sibling (9) is busy: the wakee stays on target. v6.6's select_idle_cpu() would return 6,
+  // the first idle thread its whole-LLC core walk saw.
+  v.run(14);
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 1, 1, 1, false), 1);
+  // select_idle_smt(target): target's idle sibling.
+  v.set_idle(9);
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 1, 1, 1, false), 9);
+  // v5.10 has no step that tries prev's idle sibling: with prev 5 (sibling 13 idle) and target
+  // 1, the wakee still goes to 9 (v6.6 would take 13 first).
+  v.run(9);
+  v.set_idle(13);
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, /*prev=*/5, /*target=*/1, 1, false), 1);
+}
+
+TEST_F(WakeTest, V510KeepsRecentUsedCpuUntilItIsTaken) {
+  // 8 cpus, one LLC, no SMT, all busy; the wakee last ran on 2 and remembers 5.
+  const Topology t(shape(1, 1, 8, 1));
+  FakeView v(8);
+  v.busy_all();
+  WakeeInfo p;
+  p.recent_used_cpu = 5;
+  params.v5_10 = true;
+  // 5 busy: not taken, and v5.10 keeps it (v6.6 would now remember prev, 2).
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, /*prev=*/2, /*target=*/2, 2, false), 2);
+  EXPECT_EQ(p.recent_used_cpu, 5);
+  // 5 idle: taken, and replaced by prev.
+  v.set_idle(5);
+  EXPECT_EQ(select_idle_sibling(t, v, params, p, 2, 2, 2, false), 5);
+  EXPECT_EQ(p.recent_used_cpu, 2);
+  // An affine wakeup sets the waker's to the waking cpu.
+  WakeeInfo waker;
+  p.prev_cpu = 2;
+  (void)select_task_rq_fair(t, v, params, p, /*this_cpu=*/6, &waker, /*sync=*/true, false, 0);
+  EXPECT_EQ(waker.recent_used_cpu, 6);
+  params.v5_10 = false;
+  waker.recent_used_cpu = -1;
+  (void)select_task_rq_fair(t, v, params, p, 6, &waker, true, false, 0);
+  EXPECT_EQ(waker.recent_used_cpu, -1);
 }
 
 TEST_F(WakeTest, SoftirqOnlyCpuLooksIdleToPlacement) {
