@@ -36,6 +36,18 @@ bool wake_affine_domain_spans(const Topology& topo, int this_cpu, int prev_cpu) 
   return a == b || topo.node_distance(a, b) <= kNodeReclaimDistance;
 }
 
+/// for_each_cpu_wrap(cpu, cpus, start), stopping when `stop(cpu)` returns true: ascending from
+/// start, then from the first cpu up to start. Each step re-reads `cpus`, so cpus a step drops
+/// (select_idle_core() drops a busy core's threads) are skipped. Returns whether a step stopped it.
+template <class Stop>
+bool for_each_cpu_wrap(const CpuMask& cpus, int start, Stop stop) {
+  for (int cpu = cpus.next(start - 1); cpu != -1; cpu = cpus.next(cpu))
+    if (stop(cpu)) return true;
+  for (int cpu = cpus.first(); cpu != -1 && cpu < start; cpu = cpus.next(cpu))
+    if (stop(cpu)) return true;
+  return false;
+}
+
 }  // namespace
 
 // --- wake_wide ------------------------------------------------------------------------------
@@ -227,13 +239,8 @@ int select_idle_cpu(const Topology& topo, const WakeView& view, const WakeParams
     return false;
   };
 
-  // for_each_cpu_wrap(cpu, cpus, target + 1): ascending from target + 1, then from 0 up to
-  // target. Each step re-reads `cpus`, so cores dropped by select_idle_core() are skipped.
-  const int start = target + 1 < topo.nr_cpus() ? target + 1 : 0;
-  for (int cpu = cpus.next(start - 1); cpu != -1; cpu = cpus.next(cpu))
-    if (step(cpu)) return result;
-  for (int cpu = cpus.first(); cpu != -1 && cpu < start; cpu = cpus.next(cpu))
-    if (step(cpu)) return result;
+  // for_each_cpu_wrap(cpu, cpus, target + 1).
+  if (for_each_cpu_wrap(cpus, target + 1 < topo.nr_cpus() ? target + 1 : 0, step)) return result;
 
   // has_idle_core and no idle core found: the kernel clears the hint (set_idle_cores(false))
   // and returns the first idle thread seen. Without has_idle_core, nothing was idle.
@@ -248,23 +255,17 @@ Nanos WakeView::avg_idle(int cpu) const {
 namespace {
 
 // select_idle_core(), kernel/sched/fair.c v5.10: the first fully idle core met walking target's
-// LLC (for_each_cpu_wrap from target), each core's threads dropped from the walk once seen.
+// LLC from target, each busy core's threads dropped from the walk (v6.6's per-core test; v5.10
+// has no fallback to an idle thread).
 int select_idle_core_v5(const Topology& topo, const WakeView& view, const CpuMask& allowed, int target) {
   CpuMask cpus = topo.llc_mask(topo.llc_of(target)) & allowed;
-  auto core_idle = [&](int core) {
-    bool idle = true;
-    const CpuMask& smt = topo.smt_mask(core);
-    for (int cpu = smt.first(); cpu != -1; cpu = smt.next(cpu)) {
-      cpus.clear(cpu);
-      if (!view.idle_cpu(cpu)) idle = false;
-    }
-    return idle;
-  };
-  for (int core = cpus.next(target - 1); core != -1; core = cpus.next(core))
-    if (core_idle(core)) return core;
-  for (int core = cpus.first(); core != -1 && core < target; core = cpus.next(core))
-    if (core_idle(core)) return core;
-  return -1;
+  int idle_thread = -1;  // unused: v6.6's fallback
+  int core = -1;
+  for_each_cpu_wrap(cpus, target, [&](int cpu) {
+    core = select_idle_core(topo, view, cpu, cpus, idle_thread);
+    return core != -1;
+  });
+  return core;
 }
 
 // select_idle_cpu(), kernel/sched/fair.c v5.10: SIS_PROP bounds the walk by how long this_cpu
@@ -273,7 +274,7 @@ int select_idle_cpu_v5(const Topology& topo, const WakeView& view, const WakePar
                        int target, int this_cpu) {
   const int llc = topo.llc_of(target);
   const int this_llc = topo.llc_of(this_cpu);
-  CpuMask cpus = topo.llc_mask(llc) & allowed;
+  const CpuMask cpus = topo.llc_mask(llc) & allowed;
   std::int64_t nr = INT_MAX;
   if (params.sis_prop) {
     // "Due to large variance we need a large fuzz factor; hackbench in particularly is
@@ -284,34 +285,18 @@ int select_idle_cpu_v5(const Topology& topo, const WakeView& view, const WakePar
     nr = span_avg > 4 * avg_cost ? span_avg / avg_cost : 4;
   }
   int scanned = 0;
-  auto step = [&](int cpu, int* found) {
-    if (!--nr) return true;  // budget spent: -1, avg_scan_cost untouched
-    ++scanned;
-    if (view.idle_cpu(cpu) || view.sched_idle_cpu(cpu)) {
-      *found = cpu;
-      return true;
-    }
-    return false;
-  };
   int found = -1;
-  bool over = false;
-  // for_each_cpu_wrap(cpu, cpus, target): from target itself, then wrapping.
-  for (int cpu = cpus.next(target - 1); cpu != -1 && !over; cpu = cpus.next(cpu))
-    over = step(cpu, &found);
-  for (int cpu = cpus.first(); cpu != -1 && cpu < target && !over; cpu = cpus.next(cpu))
-    over = step(cpu, &found);
-  if (over && found == -1) return -1;
+  // for_each_cpu_wrap(cpu, cpus, target): from target itself.
+  const bool stopped = for_each_cpu_wrap(cpus, target, [&](int cpu) {
+    if (!--nr) return true;  // budget spent
+    ++scanned;
+    if (!idle_or_sched_idle(view, cpu)) return false;
+    found = cpu;
+    return true;
+  });
+  if (stopped && found == -1) return -1;  // "return -1" before update_avg(): avg_scan_cost kept
   view.record_scan(this_llc, scanned);
   return found;
-}
-
-// select_idle_smt(), kernel/sched/fair.c v5.10: an idle sibling of target (target included).
-int select_idle_smt_v5(const Topology& topo, const WakeView& view, const CpuMask& allowed, int target) {
-  if (!topo.smt_active()) return -1;
-  const CpuMask& smt = topo.smt_mask(target);
-  for (int cpu = smt.first(); cpu != -1; cpu = smt.next(cpu))
-    if (allowed.test(cpu) && idle_or_sched_idle(view, cpu)) return cpu;
-  return -1;
 }
 
 }  // namespace
@@ -349,7 +334,8 @@ int select_idle_sibling(const Topology& topo, const WakeView& view, const WakePa
     int i = topo.smt_active() && test_idle_cores(topo, view, target) ? select_idle_core_v5(topo, view, allowed, target)
                                                                      : -1;
     if (i == -1) i = select_idle_cpu_v5(topo, view, params, allowed, target, this_cpu);
-    if (i == -1) i = select_idle_smt_v5(topo, view, allowed, target);
+    // select_idle_smt(target) also tests target itself, busy here (tested first).
+    if (i == -1) i = select_idle_smt(topo, view, allowed, target);
     return i != -1 ? i : target;
   }
 
