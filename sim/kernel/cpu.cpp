@@ -384,7 +384,8 @@ Proc<void> Kernel::hardirq_body(Cpu& c, std::uint64_t code) {
   Nanos cost = costs_.hardirq_ns;
   // Every IPI is one vector's entry, handler and exit (sysvec_call_function_single, or
   // sysvec_reschedule_ipi): the RPS call and the wakeups it flushes cost no more than the IPI.
-  if (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps) cost = costs_.ipi_handler_ns;
+  if (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps || type == kIrqIpiNohz)
+    cost = costs_.ipi_handler_ns;
   if (type == kIrqTick) cost = costs_.tick_ns;
   co_await exec(Ctx{c.id, nullptr, 2, CpuClass::kHardirq}, cost);
   handle_irq(c, code);
@@ -589,7 +590,9 @@ void Kernel::idle_exit(Cpu& c) {
 void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
   const auto type = static_cast<IrqType>((code >> 40) & 0xff);
   const std::uint64_t arg = code & kIrqArgMask;
-  if (!(code & kIrqPolled) && (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps)) ++c.ipis;
+  if (!(code & kIrqPolled) &&
+      (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps || type == kIrqIpiNohz))
+    ++c.ipis;
   switch (type) {
     case kIrqNic: {
       // mlx5e_completion_event(): napi_schedule(&c->napi); the CQ stays disarmed until re-armed.
@@ -602,6 +605,9 @@ void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
     case kIrqIpiWake:
     case kIrqIpiRps:
       flush_smp_call_function_queue(c);
+      break;
+    case kIrqIpiNohz:
+      nohz_idle_balance(c);  // nohz_csd_func() -> SCHED_SOFTIRQ
       break;
     case kIrqNapiTimer:
       napi_watchdog(c, *napis_[arg]);

@@ -89,6 +89,7 @@ struct alignas(64) Cpu {
   bool util_busy = false;
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
   Nanos last_balance = 0;
+  bool nohz_kick_pending = false;  // nohz_flags(cpu) & NOHZ_KICK_MASK: a kick_ilb() IPI is on its way
   Task* ksoftirqd = nullptr;
   // rq->avg_idle (update_avg() of each idle spell a wakeup ends, capped at twice
   // max_idle_balance_cost; init 2 * sysctl_sched_migration_cost) and rq->idle_stamp (-1: none).

@@ -251,7 +251,8 @@ class Kernel : public EventSink, public WakeView {
     kIrqTick = 5,
     kIrqIpiRps = 6,
     kIrqHrtimerSleeper = 7,
-    kIrqTimer = 8  // the local timer interrupt for the timer wheel (TCP timers)
+    kIrqTimer = 8,   // the local timer interrupt for the timer wheel (TCP timers)
+    kIrqIpiNohz = 9  // kick_ilb()'s call-function IPI (nohz_csd_func())
   };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
   // Delivery flags in an irq code (below the type, above every argument).
@@ -973,7 +974,16 @@ class Kernel : public EventSink, public WakeView {
   void check_preempt(Cpu& c, Task& t, int this_cpu);
   Task* pick_next_task(Cpu& c);
   bool newidle_balance(Cpu& c);
+  /// load_balance() as napisim reduces it (newidle_balance(), and the periodic and nohz idle
+  /// balances of an idle CPU): pull one runnable, cache-cold task from the busiest CPU of c's LLC
+  /// to c. Returns whether one moved.
+  bool pull_task(Cpu& c);
   void periodic_balance(Cpu& c);
+  /// rebalance_domains(rq, CPU_IDLE) for an idle CPU `b` whose balance is due, run by `ilb`.
+  void idle_balance_due(Cpu& b, const Cpu& ilb);
+  /// nohz_balancer_kick() from a busy CPU's tick, and the kicked CPU's _nohz_idle_balance().
+  void nohz_balancer_kick(Cpu& c);
+  void nohz_idle_balance(Cpu& ilb);
   void migrate_task(Task& t, Cpu& from, Cpu& to);
   void task_exit(Task& t);
   void ensure_tick(Cpu& c);
@@ -1036,6 +1046,7 @@ class Kernel : public EventSink, public WakeView {
   EpollParams epoll_defaults_;
   int handler_cpu_ = -1;               // CPU whose event handler is running (its ready work resumes directly)
   CpuMask overloaded_;                 // CPUs with nr_running >= 2 (root_domain->overload: any set)
+  Nanos nohz_next_balance_ = 0;        // nohz.next_balance: the earliest due balance of an idle CPU
   std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
   // Per LLC: sd_llc->avg_scan_cost, which select_idle_cpu() itself updates (hence mutable).
   mutable std::vector<Nanos> llc_avg_scan_cost_;

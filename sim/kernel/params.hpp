@@ -27,6 +27,7 @@ struct SchedParams {
   bool sis_util = true;                          // sched_feat(SIS_UTIL)
   bool sis_prop = true;                          // sched_feat(SIS_PROP), v5.10 (algo "cfs")
   bool newidle_balance = true;                   // pull on entering idle (newidle_balance())
+  bool nohz_idle_balance = true;                 // CONFIG_NO_HZ_COMMON idle load balancing (kick_ilb())
   std::string preempt = "voluntary";             // CONFIG_PREEMPT_{NONE,VOLUNTARY,} (distro default: voluntary)
 
   template <class V>
@@ -52,6 +53,9 @@ struct SchedParams {
       "sched_feat(SIS_PROP) (v5.10 placement, algo cfs): bound select_idle_cpu's scan by the waker CPU's "
       "average idle time against the LLC's average scan cost");
     v("newidle_balance", &SchedParams::newidle_balance, "", "Pull a runnable task when a CPU goes idle");
+    v("nohz_idle_balance", &SchedParams::nohz_idle_balance, "",
+      "Tickless idle CPUs are load-balanced by one of them, kicked from a busy CPU's tick "
+      "(nohz_balancer_kick(), _nohz_idle_balance())");
     v("preempt", &SchedParams::preempt, "",
       "Preemption model: full preempts kernel code at interrupt return; voluntary/none only at cond_resched "
       "or return to user",

@@ -2,11 +2,12 @@
 //
 // try_to_wake_up() (select_task_rq, ttwu_queue_wakelist IPIs, enqueue, check_preempt_curr),
 // __schedule() (put_prev / pick_next_task across the RT and fair classes, context-switch cost),
-// scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle and periodic balancing
-// within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from the busiest
-// CPU; no active balance, no reduced-capacity misfit: docs/kernel-napi.md 9.6.1), and PSI
+// scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle, periodic and nohz idle
+// balancing within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from
+// the busiest CPU; no active balance, no reduced-capacity misfit: docs/kernel-napi.md 9.6.1), and PSI
 // "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
 #include <cmath>
+#include <limits>
 
 #include "sim/kernel/kernel.hpp"
 #include "sim/kernel/timeline.hpp"
@@ -343,6 +344,65 @@ void Kernel::scheduler_tick(Cpu& c) {
     llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
     periodic_balance(c);
   }
+  nohz_balancer_kick(c);  // trigger_load_balance()
+}
+
+// nohz_balancer_kick() (kernel/sched/fair.c v6.6; v5.10's conditions are the same for a machine
+// without asymmetric capacity): idle CPUs stop their tick, so none of them balances itself; a
+// busy CPU's tick kicks one of them to balance them all once the earliest of their balances is
+// due, when this CPU has a task waiting (nr_running >= 2) or another CPU of its LLC is busy
+// (sds->nr_busy_cpus > 1). kick_ilb() puts the next kick a jiffy later, find_new_ilb() takes the
+// first idle CPU, and a kick already on its way (NOHZ_KICK_MASK set) is not sent twice.
+void Kernel::nohz_balancer_kick(Cpu& c) {
+  if (!kp_.sched.nohz_idle_balance || host_.now() < nohz_next_balance_) return;
+  bool kick = nr_running_of(c) >= 2;
+  if (!kick) {
+    const CpuMask& llc = topo_.llc_mask(topo_.llc_of(c.id));
+    for (int i = llc.first(); i >= 0 && !kick; i = llc.next(i))
+      kick = i != c.id && !idle_cpu(i);
+  }
+  if (!kick) return;
+  nohz_next_balance_ = (jiffies() + 1) * tick_ns_;  // kick_ilb(): "nohz.next_balance = jiffies+1"
+  for (int i = 0; i < topo_.nr_cpus(); ++i) {
+    if (i == c.id || !idle_cpu(i)) continue;
+    Cpu& ilb = cpu(i);
+    if (ilb.nohz_kick_pending) return;
+    ilb.nohz_kick_pending = true;
+    send_call_function_single_ipi(i, irq_code(kIrqIpiNohz, 0));  // smp_call_function_single_async()
+    return;
+  }
+}
+
+// nohz_csd_func() raises SCHED_SOFTIRQ on the kicked CPU if it is still idle; its
+// run_rebalance_domains() -> nohz_idle_balance() -> _nohz_idle_balance() (v6.6) walks the idle
+// CPUs in order, balancing each whose rq->next_balance is due (rebalance_domains(rq, CPU_IDLE)),
+// itself last, and stops as soon as it has work of its own (need_resched()). nohz.next_balance
+// becomes the earliest next balance it saw, unless it stopped early. Run here at the IPI.
+void Kernel::nohz_idle_balance(Cpu& ilb) {
+  ilb.nohz_kick_pending = false;
+  if (!idle_cpu(ilb.id) || ilb.need_resched) return;
+  const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
+  Nanos next = std::numeric_limits<Nanos>::max();
+  for (int i = 0; i < topo_.nr_cpus(); ++i) {
+    if (i == ilb.id || !idle_cpu(i)) continue;
+    if (ilb.need_resched) return;  // goto abort
+    Cpu& b = cpu(i);
+    idle_balance_due(b, ilb);
+    next = std::min(next, b.last_balance + interval);
+  }
+  idle_balance_due(ilb, ilb);
+  next = std::min(next, ilb.last_balance + interval);
+  nohz_next_balance_ = next;
+}
+
+void Kernel::idle_balance_due(Cpu& b, const Cpu& ilb) {
+  const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
+  if (host_.now() - b.last_balance < interval) return;
+  b.last_balance = host_.now();
+  const int llc = topo_.llc_of(b.id);
+  llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
+  // attach_task() -> check_preempt_curr(): b's idle task is preempted by what it pulled.
+  if (pull_task(b)) resched_curr(b, ilb.id);
 }
 
 int Kernel::find_lowest_rq(const Task& t, int this_cpu) {
@@ -386,7 +446,15 @@ void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {
   enqueue_task(to, t, 0);
 }
 
+// newidle_balance() (fair.c v6.6). v5.10's first test, "this_rq->avg_idle <
+// sysctl_sched_migration_cost -> goto out", is left out: without the SMT domain's 2 ms balance,
+// busy CPUs' own balancing and active balance, tasks it leaves queued behind a busy kthread
+// wait for CFS's slice (docs/kernel-napi.md 9.6.1).
 bool Kernel::newidle_balance(Cpu& c) {
+  return pull_task(c);
+}
+
+bool Kernel::pull_task(Cpu& c) {
   if (!overloaded_.any()) return false;  // !READ_ONCE(this_rq->rd->overload)
   const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc, &overloaded_);
   if (busiest < 0) return false;
@@ -407,7 +475,7 @@ bool Kernel::newidle_balance(Cpu& c) {
 
 void Kernel::periodic_balance(Cpu& c) {
   if (nr_running_of(c) > 0) return;
-  if (newidle_balance(c)) resched_curr(c, c.id);
+  if (pull_task(c)) resched_curr(c, c.id);
 }
 
 // psi_task_change() / psi_task_switch() (kernel/sched/psi.c v6.6): called after every change of

@@ -322,6 +322,41 @@ TEST(KernelTest, AvgIdleAveragesTheIdleSpellsThatWakeupsEnd) {
   EXPECT_EQ(r.cpu(0).avg_idle, ms(1));
 }
 
+// nohz idle balancing (nohz_balancer_kick(), kick_ilb(), _nohz_idle_balance()): CPUs 1-3 are idle
+// from t = 0, their ticks stopped, so none balances itself. A runs on CPU 0 with a slice longer
+// than the test; B, allowed anywhere, waits behind it. CPU 0's tick at 1 ms sees nr_running 2 and
+// kicks the first idle CPU (1) with an IPI (idle states that do not poll: the kick wakes no
+// schedule_idle(), hence no newidle balance), which finds no idle CPU's balance due yet (each
+// is due balance_interval_ms = 4 ms after its last, 0) and sets nohz.next_balance to 4 ms: the
+// ticks at 2 and 3 ms do not kick. The 4 ms tick does: CPU 1 balances CPU 2 first, which pulls
+// B (cold: it never ran) and runs it from 4 ms. The next kick is due at 8 ms (CPU 2 now busy
+// besides CPU 0). Without nohz idle balancing B waits on CPU 0.
+TEST(KernelTest, NohzIdleBalanceFromABusyTickMovesAWaitingTaskToAnIdleCpu) {
+  for (const bool nohz : {true, false}) {
+    KernelParams kp;
+    kp.idle_polling = false;
+    kp.sched.base_slice_ns = ms(100);
+    kp.sched.nohz_idle_balance = nohz;
+    Rig r(shape(4), kp, zero_costs());
+    Task& a = r.k.create_task("a", TaskKind::kUser, r.only(0));
+    Task& b = r.k.create_task("b", TaskKind::kUser, r.all());
+    start(r.k, a, hog(r.k, a), 0);
+    start(r.k, b, hog(r.k, b), 0);
+    r.run_to(ms(4) - 1);
+    r.settle();
+    EXPECT_EQ(b.cpu, 0) << nohz;
+    EXPECT_EQ(b.exec_ns, 0) << nohz;
+    EXPECT_EQ(r.cpu(1).ipis, nohz ? 1u : 0u) << "the 1 ms tick's kick, and no other before 4 ms";
+    r.run_to(ms(10));
+    EXPECT_EQ(r.cpu(1).ipis, nohz ? 3u : 0u) << "kicks at 1, 4 and 8 ms";
+    r.settle();
+    EXPECT_EQ(b.cpu, nohz ? 2 : 0);
+    EXPECT_EQ(b.exec_ns, nohz ? ms(6) : 0) << nohz;
+    EXPECT_EQ(a.exec_ns, ms(10)) << nohz;
+    EXPECT_EQ(b.migrations, nohz ? 1u : 0u);
+  }
+}
+
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
   // CFS v5.10, 2 CPUs: latency 12 ms, wakeup_gran 2 ms. B (nice 0) slept since t=0; A runs from
   // t=0 (START_DEBIT: A.v = 12 ms + runtime). Woken at 10.5 ms: min_vruntime = A.v = 22.5 ms,
@@ -530,6 +565,7 @@ TEST(KernelTest, IdleWakeupSendsNoIpiWhenTheIdleLoopPolls) {
     SCOPED_TRACE(std::string(cs.polling ? "polling" : "HLT") + " cstate_exit " + std::to_string(cs.cstate_exit));
     KernelParams kp;
     kp.idle_polling = cs.polling;
+    kp.sched.nohz_idle_balance = false;  // CPU 2 would be the idle balancer kicked by the hogs' ticks
     CostParams c = ipi_only_costs();
     c.ipi_handler_ns = 250;
     c.ctx_switch_ns = 300;
