@@ -732,6 +732,17 @@ std::string format_summary(const Json& result) {
       if (is_num(find(lat, p))) out += strf("  %s %.1f", p, num_or(find(lat, p), 0) / 1e3);
     out += " us\n";
   }
+  if (const Json* fl = find(summary, "flows"); fl != nullptr && int_or(find(fl, "count"), 0) > 0) {
+    // tcp_rr's per-flow view: a body made by some flows being slower shows as a spread here.
+    const Json* tx = find(fl, "transactions");
+    const Json* ml = find(fl, "mean_latency_ns");
+    out += strf(
+        "%-10s %lld: transactions p10 %.0f p50 %.0f p90 %.0f; mean latency p10 %.1f p50 %.1f p90 %.1f us; "
+        "Jain %.3f\n",
+        "flows", int_or(find(fl, "count"), 0), num_or(find(tx, "p10"), 0), num_or(find(tx, "p50"), 0),
+        num_or(find(tx, "p90"), 0), num_or(find(ml, "p10"), 0) / 1e3, num_or(find(ml, "p50"), 0) / 1e3,
+        num_or(find(ml, "p90"), 0) / 1e3, num_or(find(fl, "jain_index"), 0));
+  }
   if (type == "app" || type == "trace") {
     const Json* app = find(summary, "app");
     out += strf("%-10s %.0f requests/s offered, %lld unsent; %.2f%% overloaded (waited > %g us to start)\n", "offered",

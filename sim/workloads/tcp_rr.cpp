@@ -1,6 +1,7 @@
 #include "sim/workloads/tcp_rr.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "sim/hw/rss.hpp"
@@ -182,6 +183,8 @@ void TcpRr::record_completion(Flow& f, Nanos at) {
   if (in_window(at) && !stopped_) {
     ++measured_;
     hist_.record(at - f.req_start);
+    ++f.measured;
+    f.latency_sum += at - f.req_start;
     if (breakdown_) cut(f, at);
     if (p_.num_transactions > 0 && measured_ >= static_cast<std::uint64_t>(p_.num_transactions)) {
       stopped_ = true;
@@ -419,6 +422,7 @@ void TcpRr::report(Json& summary, Json& workload) const {
   summary["transactions"] = measured_;
   summary["throughput"] = secs > 0 ? static_cast<double>(measured_) / secs : 0.0;
   summary["latency_ns"] = latency_json(hist_, report_percentiles(p_.percentiles));
+  summary["flows"] = flows_report();
   workload["type"] = "tcp_rr";
   workload["num_flows"] = p_.num_flows;
   workload["num_threads"] = p_.num_threads;
@@ -428,6 +432,46 @@ void TcpRr::report(Json& summary, Json& workload) const {
   workload["maxevents"] = p_.maxevents;
   workload["percentiles"] = p_.percentiles;
   workload["pin_cpu"] = p_.pin_cpu;
+}
+
+// How evenly the flows were served (neper -A prints each flow's own rows): the spread over flows of
+// their measured transactions and of their mean latency, and Jain's fairness index of the
+// transactions, (sum x)^2 / (n sum x^2): 1 when every flow completed as many, 1/n when one did all.
+// In a closed loop a flow's transactions are the window over its mean latency, so a body in the
+// latency distribution made by some flows being slower shows here as a spread of both.
+Json TcpRr::flows_report() const {
+  std::vector<double> done, mean;
+  double sum = 0, sum2 = 0;
+  for (const Flow& f : flows_) {
+    if (f.sock < 0) continue;
+    const auto x = static_cast<double>(f.measured);
+    done.push_back(x);
+    sum += x;
+    sum2 += x * x;
+    if (f.measured > 0) mean.push_back(static_cast<double>(f.latency_sum) / x);
+  }
+  auto spread = [](std::vector<double> v) {
+    Json j = Json::object();
+    if (v.empty()) return j;
+    std::sort(v.begin(), v.end());
+    // The nearest-rank value at p% (as napisim's other percentiles: the smallest with >= p% at or below).
+    auto at = [&](double p) {
+      const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+      return v[std::max<std::size_t>(rank, 1) - 1];
+    };
+    j["min"] = v.front();
+    j["p10"] = at(10);
+    j["p50"] = at(50);
+    j["p90"] = at(90);
+    j["max"] = v.back();
+    return j;
+  };
+  Json j;
+  j["count"] = done.size();
+  j["transactions"] = spread(done);
+  j["mean_latency_ns"] = spread(mean);
+  j["jain_index"] = sum2 > 0 ? sum * sum / (static_cast<double>(done.size()) * sum2) : 0.0;
+  return j;
 }
 
 Json TcpRr::conservation() const {

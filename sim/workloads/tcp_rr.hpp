@@ -126,6 +126,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::uint64_t completed() const override { return completed_; }
   void report(Json& summary, Json& workload) const override;
   Json conservation() const override;
+  /// The per-flow view: transactions and mean latency over the flows, Jain's index (summary.flows).
+  Json flows_report() const;
   const Histogram* latency_histogram() const override { return &hist_; }
   bool enable_breakdown() override;
   Json latency_breakdown() const override;
@@ -147,6 +149,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     std::int64_t req_got = 0;    // server side (bytes of the current request read)
     std::int64_t resp_left = 0;  // server side: bytes of the response still to send (rr_xfer in rr_server_state_2)
     bool in_flight = false;
+    std::uint64_t measured = 0;  // transactions completed in the measured window
+    Nanos latency_sum = 0;       // and their latencies' sum (the per-flow view of report())
   };
   using Train = WireTrain;
   enum Kind : std::uint32_t { kStart = 1, kRetransmit = 4 };

@@ -138,5 +138,24 @@ TEST(TcpRrClientTest, PinCpuPinsClientThreadIToTheIthAllowedCpu) {
   }
 }
 
+// summary.flows, the per-flow view: three flows, the run stopped by the first completed
+// transaction (num_transactions 1): one flow has 1 transaction and a mean latency equal to the
+// run's only sample, the other two 0; Jain's index (sum x)^2 / (n sum x^2) = 1 / 3.
+TEST(TcpRrFlowsTest, ThePerFlowViewCountsEachFlowsTransactions) {
+  const auto sim = one_transaction(Json::parse(R"({"num_flows": 3, "num_threads": 1, "num_transactions": 1})"), false);
+  Json summary, workload;
+  sim->workload().report(summary, workload);
+  const Json& flows = summary["flows"];
+  EXPECT_EQ(flows["count"].get<int>(), 3);
+  EXPECT_EQ(flows["transactions"]["min"].get<double>(), 0.0);
+  EXPECT_EQ(flows["transactions"]["p50"].get<double>(), 0.0);
+  EXPECT_EQ(flows["transactions"]["max"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(flows["jain_index"].get<double>(), 1.0 / 3.0);
+  const double only = summary["latency_ns"]["max"].get<double>();
+  EXPECT_GT(only, 0.0);
+  EXPECT_EQ(flows["mean_latency_ns"]["min"].get<double>(), only);
+  EXPECT_EQ(flows["mean_latency_ns"]["max"].get<double>(), only);
+}
+
 }  // namespace
 }  // namespace napisim
