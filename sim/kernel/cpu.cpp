@@ -384,8 +384,7 @@ Proc<void> Kernel::hardirq_body(Cpu& c, std::uint64_t code) {
   Nanos cost = costs_.hardirq_ns;
   // Every IPI is one vector's entry, handler and exit (sysvec_call_function_single, or
   // sysvec_reschedule_ipi): the RPS call and the wakeups it flushes cost no more than the IPI.
-  if (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps || type == kIrqIpiNohz)
-    cost = costs_.ipi_handler_ns;
+  if (is_ipi(type)) cost = costs_.ipi_handler_ns;
   if (type == kIrqTick) cost = costs_.tick_ns;
   co_await exec(Ctx{c.id, nullptr, 2, CpuClass::kHardirq}, cost);
   handle_irq(c, code);
@@ -590,9 +589,7 @@ void Kernel::idle_exit(Cpu& c) {
 void Kernel::handle_irq(Cpu& c, std::uint64_t code) {
   const auto type = static_cast<IrqType>((code >> 40) & 0xff);
   const std::uint64_t arg = code & kIrqArgMask;
-  if (!(code & kIrqPolled) &&
-      (type == kIrqIpiResched || type == kIrqIpiWake || type == kIrqIpiRps || type == kIrqIpiNohz))
-    ++c.ipis;
+  if (!(code & kIrqPolled) && is_ipi(type)) ++c.ipis;
   switch (type) {
     case kIrqNic: {
       // mlx5e_completion_event(): napi_schedule(&c->napi); the CQ stays disarmed until re-armed.

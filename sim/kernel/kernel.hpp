@@ -255,6 +255,11 @@ class Kernel : public EventSink, public WakeView {
     kIrqIpiNohz = 9  // kick_ilb()'s call-function IPI (nohz_csd_func())
   };
   static std::uint64_t irq_code(IrqType t, std::uint64_t arg) { return (static_cast<std::uint64_t>(t) << 40) | arg; }
+  /// The IPI vectors (sysvec_reschedule_ipi, sysvec_call_function_single): counted as IPIs and
+  /// costed ipi_handler_ns, whatever call they carry.
+  static bool is_ipi(IrqType t) {
+    return t == kIrqIpiResched || t == kIrqIpiWake || t == kIrqIpiRps || t == kIrqIpiNohz;
+  }
   // Delivery flags in an irq code (below the type, above every argument).
   static constexpr std::uint64_t kIrqPolled = 1ULL << 39;  // no interrupt: run from the polling idle loop
   static constexpr std::uint64_t kIrqArgMask = kIrqPolled - 1;
@@ -973,14 +978,13 @@ class Kernel : public EventSink, public WakeView {
   void update_nr_running(Cpu& c);
   void check_preempt(Cpu& c, Task& t, int this_cpu);
   Task* pick_next_task(Cpu& c);
-  bool newidle_balance(Cpu& c);
-  /// load_balance() as napisim reduces it (newidle_balance(), and the periodic and nohz idle
-  /// balances of an idle CPU): pull one runnable, cache-cold task from the busiest CPU of c's LLC
-  /// to c. Returns whether one moved.
-  bool pull_task(Cpu& c);
-  void periodic_balance(Cpu& c);
-  /// rebalance_domains(rq, CPU_IDLE) for an idle CPU `b` whose balance is due, run by `ilb`.
-  void idle_balance_due(Cpu& b, const Cpu& ilb);
+  /// load_balance() as napisim reduces it (called by newidle_balance() in schedule() and by
+  /// rebalance_domains()): pull one runnable, cache-cold task from the busiest CPU of c's LLC to c.
+  /// Returns whether one moved.
+  bool load_balance(Cpu& c);
+  /// rebalance_domains() for `c` when its balance is due, run on `this_cpu`.
+  void rebalance_domains(Cpu& c, int this_cpu);
+  Nanos balance_interval_ns() const { return kp_.sched.balance_interval_ms * kNsPerMs; }
   /// nohz_balancer_kick() from a busy CPU's tick, and the kicked CPU's _nohz_idle_balance().
   void nohz_balancer_kick(Cpu& c);
   void nohz_idle_balance(Cpu& ilb);

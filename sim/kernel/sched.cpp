@@ -136,7 +136,7 @@ void Kernel::update_nr_running(Cpu& c) {
   c.nr_running = c.cfs->nr_running() + c.rt->nr_running();
   // add_nr_running() sets rd->overload when a cpu reaches two runnable tasks; the kernel clears it
   // at the next load balance that finds none (update_sd_lb_stats()), napisim as the cpu drops
-  // below two. The set of such cpus lets newidle_balance() look at them alone.
+  // below two. The set of such cpus lets load_balance() look at them alone.
   if ((prev_nr >= 2) == (c.nr_running >= 2)) return;
   if (c.nr_running >= 2)
     overloaded_.set(c.id);
@@ -289,9 +289,13 @@ void Kernel::schedule(Cpu& c) {
   c.need_resched = false;
   Task* next = pick_next_task(c);
   if (!next) {
-    // newidle_balance() stamps the idle spell before it balances; a pulled task ends it.
+    // newidle_balance() (fair.c v6.6) stamps the idle spell before it balances; a pulled task
+    // ends it. v5.10's first test there, "this_rq->avg_idle < sysctl_sched_migration_cost -> goto
+    // out", is left out: without the SMT domain's 2 ms balance, busy CPUs' own balancing and active
+    // balance, the tasks it leaves queued behind a busy kthread wait for CFS's slice
+    // (docs/kernel-napi.md 9.6.1).
     c.idle_stamp = host_.now();
-    if (kp_.sched.newidle_balance && newidle_balance(c)) {
+    if (kp_.sched.newidle_balance && load_balance(c)) {
       next = pick_next_task(c);
       c.idle_stamp = -1;
     }
@@ -336,15 +340,24 @@ void Kernel::scheduler_tick(Cpu& c) {
     const bool resched = is_rt_policy(c.curr->se.policy) ? c.rt->tick() : c.cfs->tick();
     if (resched) c.need_resched = true;
   }
-  const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
-  if (host_.now() - c.last_balance >= interval) {
-    c.last_balance = host_.now();
-    // load_balance() -> update_sd_lb_stats() -> update_idle_cpu_scan() at the LLC level.
-    const int llc = topo_.llc_of(c.id);
-    llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
-    periodic_balance(c);
-  }
-  nohz_balancer_kick(c);  // trigger_load_balance()
+  // trigger_load_balance(): this CPU's own balance when due (run_rebalance_domains()), and the kick
+  // that balances the tickless idle CPUs.
+  rebalance_domains(c, c.id);
+  nohz_balancer_kick(c);
+}
+
+// rebalance_domains() (fair.c v6.6) for `c`, run on `this_cpu` (c itself at its tick, the idle
+// balancer for a tickless idle CPU): napisim's one LLC domain is balanced every
+// balance_interval_ms. load_balance() -> update_sd_lb_stats() -> update_idle_cpu_scan() writes
+// the LLC's SIS_UTIL scan depth; only an idle CPU pulls (a busy one's pull would need the busy
+// interval and active balance, not modelled), and attach_task() -> check_preempt_curr() then
+// preempts its idle task.
+void Kernel::rebalance_domains(Cpu& c, int this_cpu) {
+  if (host_.now() - c.last_balance < balance_interval_ns()) return;
+  c.last_balance = host_.now();
+  const int llc = topo_.llc_of(c.id);
+  llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
+  if (nr_running_of(c) == 0 && load_balance(c)) resched_curr(c, this_cpu);
 }
 
 // nohz_balancer_kick() (kernel/sched/fair.c v6.6; v5.10's conditions are the same for a machine
@@ -381,28 +394,15 @@ void Kernel::nohz_balancer_kick(Cpu& c) {
 void Kernel::nohz_idle_balance(Cpu& ilb) {
   ilb.nohz_kick_pending = false;
   if (!idle_cpu(ilb.id) || ilb.need_resched) return;
-  const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
-  Nanos next = std::numeric_limits<Nanos>::max();
+  Nanos last = std::numeric_limits<Nanos>::max();  // the earliest last balance: next is + interval
   for (int i = 0; i < topo_.nr_cpus(); ++i) {
     if (i == ilb.id || !idle_cpu(i)) continue;
     if (ilb.need_resched) return;  // goto abort
-    Cpu& b = cpu(i);
-    idle_balance_due(b, ilb);
-    next = std::min(next, b.last_balance + interval);
+    rebalance_domains(cpu(i), ilb.id);
+    last = std::min(last, cpu(i).last_balance);
   }
-  idle_balance_due(ilb, ilb);
-  next = std::min(next, ilb.last_balance + interval);
-  nohz_next_balance_ = next;
-}
-
-void Kernel::idle_balance_due(Cpu& b, const Cpu& ilb) {
-  const Nanos interval = kp_.sched.balance_interval_ms * kNsPerMs;
-  if (host_.now() - b.last_balance < interval) return;
-  b.last_balance = host_.now();
-  const int llc = topo_.llc_of(b.id);
-  llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
-  // attach_task() -> check_preempt_curr(): b's idle task is preempted by what it pulled.
-  if (pull_task(b)) resched_curr(b, ilb.id);
+  rebalance_domains(ilb, ilb.id);
+  nohz_next_balance_ = std::min(last, ilb.last_balance) + balance_interval_ns();
 }
 
 int Kernel::find_lowest_rq(const Task& t, int this_cpu) {
@@ -446,15 +446,7 @@ void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {
   enqueue_task(to, t, 0);
 }
 
-// newidle_balance() (fair.c v6.6). v5.10's first test, "this_rq->avg_idle <
-// sysctl_sched_migration_cost -> goto out", is left out: without the SMT domain's 2 ms balance,
-// busy CPUs' own balancing and active balance, tasks it leaves queued behind a busy kthread
-// wait for CFS's slice (docs/kernel-napi.md 9.6.1).
-bool Kernel::newidle_balance(Cpu& c) {
-  return pull_task(c);
-}
-
-bool Kernel::pull_task(Cpu& c) {
+bool Kernel::load_balance(Cpu& c) {
   if (!overloaded_.any()) return false;  // !READ_ONCE(this_rq->rd->overload)
   const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc, &overloaded_);
   if (busiest < 0) return false;
@@ -471,11 +463,6 @@ bool Kernel::pull_task(Cpu& c) {
   if (!pick) return false;
   migrate_task(*pick, b, c);
   return true;
-}
-
-void Kernel::periodic_balance(Cpu& c) {
-  if (nr_running_of(c) > 0) return;
-  if (pull_task(c)) resched_curr(c, c.id);
 }
 
 // psi_task_change() / psi_task_switch() (kernel/sched/psi.c v6.6): called after every change of

@@ -241,7 +241,7 @@ enum class BalanceScope : std::uint8_t { kCore, kLlc, kNode, kSystem };
 /// is more than 1; ties go to the higher cpu_load, then the lower cpu id. -1 if none. The group
 /// statistics, imbalance calculation and LBF_* retries of load_balance() are the caller's (or not
 /// modelled). The kernel's newidle_balance() also skips balancing when the root domain is not
-/// overloaded (Kernel::newidle_balance() does) or rq->avg_idle is below the domain's
+/// overloaded (Kernel::load_balance() does) or rq->avg_idle is below the domain's
 /// max_newidle_lb_cost (not modelled). A caller that keeps the set of cpus with nr_running >= 2
 /// (`overloaded`) lets the scan walk only those: no other cpu can win.
 int find_busiest_cpu(const Topology& topo, const WakeView& view, int this_cpu, BalanceScope scope = BalanceScope::kLlc,
