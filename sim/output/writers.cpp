@@ -742,6 +742,16 @@ std::string format_summary(const Json& result) {
         "flows", int_or(find(fl, "count"), 0), num_or(find(tx, "p10"), 0), num_or(find(tx, "p50"), 0),
         num_or(find(tx, "p90"), 0), num_or(find(ml, "p10"), 0) / 1e3, num_or(find(ml, "p50"), 0) / 1e3,
         num_or(find(ml, "p90"), 0) / 1e3, num_or(find(fl, "jain_index"), 0));
+    // Which grouping of the flows their mean latencies' spread lies between.
+    if (const Json* by = find(fl, "mean_latency_explained_by"); by != nullptr && by->is_object() && !by->empty()) {
+      out += strf("%-10s mean latency spread between flows' groups:", "");
+      const char* sep = " ";
+      for (const auto& [name, share] : by->items()) {
+        out += strf("%s%s %.2f", sep, name.c_str(), share.is_number() ? share.get<double>() : 0.0);
+        sep = ", ";
+      }
+      out += "\n";
+    }
   }
   if (type == "app" || type == "trace") {
     const Json* app = find(summary, "app");

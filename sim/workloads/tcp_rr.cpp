@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 #include "sim/hw/rss.hpp"
+#include "sim/stats/grouping.hpp"
 
 namespace napisim {
 
@@ -67,6 +70,7 @@ void TcpRr::setup(Kernel& k, const std::vector<ClientPath>& paths, const RngRoot
                                    p_.client_nice);
       Epoll& ep = ck->add_epoll();
       for (int sock : mine) {
+        flows_[static_cast<std::size_t>(sock)].cthread = static_cast<int>(i);
         Socket& cs = ck->socket(flows_[static_cast<std::size_t>(sock)].csock);
         ck->epoll_ctl_add(ep, cs);
         cs.reader = &t;
@@ -438,17 +442,36 @@ void TcpRr::report(Json& summary, Json& workload) const {
 // their measured transactions and of their mean latency, and Jain's fairness index of the
 // transactions, (sum x)^2 / (n sum x^2): 1 when every flow completed as many, 1/n when one did all.
 // In a closed loop a flow's transactions are the window over its mean latency, so a body in the
-// latency distribution made by some flows being slower shows here as a spread of both.
+// latency distribution made by some flows being slower shows here as a spread of both. Where such a
+// spread comes from: the share of it between the flows' groups (grouping.hpp) when they are grouped
+// by the server's RX queue (the NAPI, and its IRQ CPU's FIFO), the server thread, and on a Linux
+// client host the client's RX queue and the client thread (all ~0: every flow alike).
 Json TcpRr::flows_report() const {
   std::vector<double> done, mean;
   double sum = 0, sum2 = 0;
+  // Group ids by (host, queue or thread), made dense in first-seen order.
+  enum Grouping { kServerQueue, kServerThread, kClientQueue, kClientThread, kGroupings };
+  std::map<std::pair<int, int>, int> ids[kGroupings];
+  std::vector<int> groups[kGroupings];
+  auto group = [&](Grouping g, int host, int id) {
+    const auto [it, added] = ids[g].try_emplace({host, id}, static_cast<int>(ids[g].size()));
+    groups[g].push_back(it->second);
+  };
+  bool linux_clients = false;
   for (const Flow& f : flows_) {
     if (f.sock < 0) continue;
     const auto x = static_cast<double>(f.measured);
     done.push_back(x);
     sum += x;
     sum2 += x * x;
-    if (f.measured > 0) mean.push_back(static_cast<double>(f.latency_sum) / x);
+    if (f.measured == 0) continue;
+    mean.push_back(static_cast<double>(f.latency_sum) / x);
+    group(kServerQueue, 0, k_->socket(f.sock).rx_queue);
+    group(kServerThread, 0, f.thread);
+    Kernel* ck = paths_[static_cast<std::size_t>(f.host)].kernel;
+    linux_clients = linux_clients || ck != nullptr;
+    group(kClientQueue, f.host, ck ? ck->socket(f.csock).rx_queue : 0);
+    group(kClientThread, f.host, f.cthread);
   }
   auto spread = [](std::vector<double> v) {
     Json j = Json::object();
@@ -471,6 +494,14 @@ Json TcpRr::flows_report() const {
   j["transactions"] = spread(done);
   j["mean_latency_ns"] = spread(mean);
   j["jain_index"] = sum2 > 0 ? sum * sum / (static_cast<double>(done.size()) * sum2) : 0.0;
+  Json by = Json::object();
+  by["server_rx_queue"] = between_group_share(mean, groups[kServerQueue]);
+  by["server_thread"] = between_group_share(mean, groups[kServerThread]);
+  if (linux_clients) {
+    by["client_rx_queue"] = between_group_share(mean, groups[kClientQueue]);
+    by["client_thread"] = between_group_share(mean, groups[kClientThread]);
+  }
+  j["mean_latency_explained_by"] = by;
   return j;
 }
 

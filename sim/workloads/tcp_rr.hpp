@@ -126,7 +126,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
   std::uint64_t completed() const override { return completed_; }
   void report(Json& summary, Json& workload) const override;
   Json conservation() const override;
-  /// The per-flow view: transactions and mean latency over the flows, Jain's index (summary.flows).
+  /// The per-flow view: transactions and mean latency over the flows, Jain's index, and the share
+  /// of the mean latencies' spread each grouping of the flows explains (summary.flows).
   Json flows_report() const;
   const Histogram* latency_histogram() const override { return &hist_; }
   bool enable_breakdown() override;
@@ -142,7 +143,8 @@ class TcpRr : public Workload, public EventSink, public WirePeer {
     int sock = -1;
     int csock = -1;  // the client host's socket (Linux client hosts)
     int host = 0;
-    int thread = 0;
+    int thread = 0;    // the server thread (SO_REUSEPORT)
+    int cthread = -1;  // the client thread on its Linux client host (-1: idealised client)
     Nanos req_start = 0;
     std::int64_t resp_got = 0;   // client side
     std::int64_t req_left = 0;   // client side: bytes of the request still to send (rr_xfer in rr_client_state_0)

@@ -1,4 +1,5 @@
-// Tests for the log-linear Histogram (sim/stats/histogram.hpp) and the TimeWeighted gauge.
+// Tests for the log-linear Histogram (sim/stats/histogram.hpp), the TimeWeighted gauge and
+// between_group_share() (sim/stats/grouping.hpp).
 #include "sim/stats/histogram.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
+#include "sim/stats/grouping.hpp"
 #include "sim/stats/time_weighted.hpp"
 
 namespace napisim {
@@ -376,6 +378,23 @@ TEST(HistogramTest, SubtractLeavesTheSamplesRecordedSinceTheCopy) {
   h.subtract(h);
   EXPECT_EQ(h.count(), 0u);
   EXPECT_EQ(h.percentile(50), 0);
+}
+
+// Hand-computed one-way ANOVA: epsilon^2 = 1 - (SS_w / (n - k)) / (SS_t / (n - 1)).
+TEST(GroupingTest, BetweenGroupShareIsEpsilonSquared) {
+  // Groups {1, 2} and {4, 5}: mean 3, SS_t = 4 + 1 + 1 + 4 = 10, SS_w = 0.5 + 0.5 = 1;
+  // 1 - (1 / 2) / (10 / 3) = 0.85.
+  EXPECT_NEAR(between_group_share({1, 2, 4, 5}, {0, 0, 1, 1}), 0.85, 1e-12);
+  // Each group a constant: all of the spread is between the groups.
+  EXPECT_DOUBLE_EQ(between_group_share({1, 1, 3, 3}, {0, 0, 1, 1}), 1.0);
+  // Both groups alike ({1, 3} and {1, 3}): SS_w = SS_t = 4, 1 - 2 / (4 / 3) = -0.5, clamped to 0.
+  EXPECT_DOUBLE_EQ(between_group_share({1, 3, 1, 3}, {0, 0, 1, 1}), 0.0);
+  // Unused group ids do not count as groups: {1, 2} and {4, 5} as groups 0 and 3 (k = 2).
+  EXPECT_NEAR(between_group_share({1, 2, 4, 5}, {0, 0, 3, 3}), 0.85, 1e-12);
+  // No spread, or as many groups as values: nothing to attribute.
+  EXPECT_DOUBLE_EQ(between_group_share({2, 2, 2}, {0, 1, 1}), 0.0);
+  EXPECT_DOUBLE_EQ(between_group_share({1, 2, 3}, {0, 1, 2}), 0.0);
+  EXPECT_DOUBLE_EQ(between_group_share({}, {}), 0.0);
 }
 
 }  // namespace

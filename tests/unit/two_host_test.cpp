@@ -245,6 +245,29 @@ TEST(TwoHostTest, IdealisedClientHasNoClientHost) {
   }();
   EXPECT_FALSE(r.result.contains("clients"));
   EXPECT_GT(r.result["summary"]["transactions"].get<std::int64_t>(), 0);
+  // Without a client host the flows are grouped on the server only.
+  const Json& by = r.result["summary"]["flows"]["mean_latency_explained_by"];
+  EXPECT_TRUE(by.contains("server_rx_queue"));
+  EXPECT_FALSE(by.contains("client_thread"));
+}
+
+TEST(TwoHostTest, TheFlowsAreGroupedByTheirQueuesAndThreadsOnBothHosts) {
+  // Thread = RX queue (flow_steering rx_queue, 4 threads on 4 queues): the two groupings are the
+  // same partition of the flows, so they explain the same share, whatever it is; the client's
+  // threads (contiguous blocks) are another.
+  const TwoHostRun r = run_two_hosts(
+      {"workload.params.num_flows=24", "workload.params.num_threads=4", "workload.params.flow_steering=rx_queue"});
+  const Json& by = r.result["summary"]["flows"]["mean_latency_explained_by"];
+  ASSERT_TRUE(by.contains("client_thread"));
+  ASSERT_TRUE(by.contains("client_rx_queue"));
+  const double queue = by["server_rx_queue"].get<double>();
+  EXPECT_GT(queue, 0.0);
+  EXPECT_DOUBLE_EQ(by["server_thread"].get<double>(), queue);
+  EXPECT_NE(by["client_thread"].get<double>(), queue);
+  for (const auto& [name, share] : by.items()) {
+    EXPECT_GE(share.get<double>(), 0.0) << name;
+    EXPECT_LE(share.get<double>(), 1.0) << name;
+  }
 }
 
 }  // namespace
