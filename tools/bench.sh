@@ -15,7 +15,8 @@
 #     host's speed in the same minutes (a slow spell slows both);
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind for
 #     tcp_rr_1B and tcp_rr_5KB, the stable number on a noisy machine (two runs of 10 and 20 ms:
-#     startup and warm-up cancel); BENCH_TOP=N adds the N functions of tcp_rr_1B with the most
+#     startup and warm-up cancel), and for tcp_rr_1B with the cache-state model off, beside it
+#     what the model costs (cache_model_cost_tcp_rr_1B); BENCH_TOP=N adds the N functions of tcp_rr_1B with the most
 #     steady-state Ir per transaction (self cost);
 #   * with BENCH_SCALING=1, how the cost scales (tcp_rr_1B, both hosts, one run per point on one
 #     CPU): x10 simulated time and x10 flows (100 -> 1000), each as the wall-time ratio beside the
@@ -32,8 +33,8 @@ py=/usr/bin/python3
 
 "$build/napisim_engine_bench" "${BENCH_EVENTS:-10000000}" | grep -E 'bare_heap|simgrid_path|ratio'
 
-out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) out3=$(mktemp) cg1=$(mktemp) cg2=$(mktemp)
-trap 'rm -f "$out" "$err" "$all" "$out2" "$out3" "$cg1" "$cg2"' EXIT
+out=$(mktemp) err=$(mktemp) all=$(mktemp) out2=$(mktemp) out3=$(mktemp) cg1=$(mktemp) cg2=$(mktemp) cgsum=$(mktemp)
+trap 'rm -f "$out" "$err" "$all" "$out2" "$out3" "$cg1" "$cg2" "$cgsum"' EXIT
 # Timed runs (BENCH_REPEAT, default 5; the fastest counts: this machine's noise only slows runs
 # down): the CLI's NAPISIM_TIMING line on stderr, the result JSON on stdout.
 # timed LABEL SCENARIO [--set ...]: the timed runs of one scenario and client variant.
@@ -103,13 +104,21 @@ if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
   # callgrind_run SCENARIO MEASURED_S CALLGRIND_FILE JSON_FILE; ir_total CALLGRIND_FILE
   callgrind_run() {
     valgrind --tool=callgrind --callgrind-out-file="$3" "$build/napisim" run "$1" --set duration_s="$2" \
-      --set warmup_s=0.005 --format json >"$4" 2>/dev/null
+      --set warmup_s=0.005 "${extra[@]}" --format json >"$4" 2>/dev/null
   }
   ir_total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
-  for name in tcp_rr_1B tcp_rr_5KB; do
-    callgrind_run "$scenarios/$name.json" 0.01 "$cg1" "$out" &
+  # tcp_rr_1B_no_cache_model: the same run with the cache-state model off (kernel.cache_model):
+  # what the model costs per transaction (issue 39: at most +15%).
+  for name in tcp_rr_1B tcp_rr_5KB tcp_rr_1B_no_cache_model; do
+    extra=()
+    scenario=$name
+    if [ "$name" = tcp_rr_1B_no_cache_model ]; then
+      scenario=tcp_rr_1B
+      extra=(--set kernel.cache_model=false)
+    fi
+    callgrind_run "$scenarios/$scenario.json" 0.01 "$cg1" "$out" &
     short=$!
-    callgrind_run "$scenarios/$name.json" 0.02 "$cg2" "$out2"
+    callgrind_run "$scenarios/$scenario.json" 0.02 "$cg2" "$out2"
     wait "$short"
     ir1=$(ir_total "$cg1")
     ir2=$(ir_total "$cg2")
@@ -149,7 +158,10 @@ if top > 0:
     for ir, name in rows[:top]:
         print(f"  {ir:7.0f} {100 * ir * txns / (ir2 - ir1):5.1f}%  {name}")
 EOF
-  done
+  done | tee "$cgsum"
+  on=$(grep -o '^tcp_rr_1B_steady_Ir_per_transaction=[0-9]*' "$cgsum" | cut -d= -f2)
+  off=$(grep -o '^tcp_rr_1B_no_cache_model_steady_Ir_per_transaction=[0-9]*' "$cgsum" | cut -d= -f2)
+  awk -v on="$on" -v off="$off" 'BEGIN { printf "cache_model_cost_tcp_rr_1B=%+.1f%% Ir per transaction (goal <= +15%%)\n", 100 * (on / off - 1) }'
 fi
 
 if [ "${BENCH_SCALING:-0}" = 1 ]; then
