@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
-#include <map>
-#include <utility>
 
 #include "sim/hw/rss.hpp"
 #include "sim/stats/grouping.hpp"
@@ -449,14 +448,9 @@ void TcpRr::report(Json& summary, Json& workload) const {
 Json TcpRr::flows_report() const {
   std::vector<double> done, mean;
   double sum = 0, sum2 = 0;
-  // Group ids by (host, queue or thread), made dense in first-seen order.
-  enum Grouping { kServerQueue, kServerThread, kClientQueue, kClientThread, kGroupings };
-  std::map<std::pair<int, int>, int> ids[kGroupings];
-  std::vector<int> groups[kGroupings];
-  auto group = [&](Grouping g, int host, int id) {
-    const auto [it, added] = ids[g].try_emplace({host, id}, static_cast<int>(ids[g].size()));
-    groups[g].push_back(it->second);
-  };
+  // Each measured flow's groups; a client host's queues and threads are its own: keyed by host too.
+  std::vector<std::int64_t> server_queue, server_thread, client_queue, client_thread;
+  auto on_host = [](int host, int id) { return (static_cast<std::int64_t>(host) << 32) + id; };
   bool linux_clients = false;
   for (const Flow& f : flows_) {
     if (f.sock < 0) continue;
@@ -466,12 +460,12 @@ Json TcpRr::flows_report() const {
     sum2 += x * x;
     if (f.measured == 0) continue;
     mean.push_back(static_cast<double>(f.latency_sum) / x);
-    group(kServerQueue, 0, k_->socket(f.sock).rx_queue);
-    group(kServerThread, 0, f.thread);
+    server_queue.push_back(k_->socket(f.sock).rx_queue);
+    server_thread.push_back(f.thread);
     Kernel* ck = paths_[static_cast<std::size_t>(f.host)].kernel;
     linux_clients = linux_clients || ck != nullptr;
-    group(kClientQueue, f.host, ck ? ck->socket(f.csock).rx_queue : 0);
-    group(kClientThread, f.host, f.cthread);
+    client_queue.push_back(on_host(f.host, ck ? ck->socket(f.csock).rx_queue : 0));
+    client_thread.push_back(on_host(f.host, f.cthread));
   }
   auto spread = [](std::vector<double> v) {
     Json j = Json::object();
@@ -495,11 +489,11 @@ Json TcpRr::flows_report() const {
   j["mean_latency_ns"] = spread(mean);
   j["jain_index"] = sum2 > 0 ? sum * sum / (static_cast<double>(done.size()) * sum2) : 0.0;
   Json by = Json::object();
-  by["server_rx_queue"] = between_group_share(mean, groups[kServerQueue]);
-  by["server_thread"] = between_group_share(mean, groups[kServerThread]);
+  by["server_rx_queue"] = between_group_share(mean, server_queue);
+  by["server_thread"] = between_group_share(mean, server_thread);
   if (linux_clients) {
-    by["client_rx_queue"] = between_group_share(mean, groups[kClientQueue]);
-    by["client_thread"] = between_group_share(mean, groups[kClientThread]);
+    by["client_rx_queue"] = between_group_share(mean, client_queue);
+    by["client_thread"] = between_group_share(mean, client_thread);
   }
   j["mean_latency_explained_by"] = by;
   return j;

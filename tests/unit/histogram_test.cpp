@@ -389,7 +389,7 @@ TEST(GroupingTest, BetweenGroupShareIsEpsilonSquared) {
   EXPECT_DOUBLE_EQ(between_group_share({1, 1, 3, 3}, {0, 0, 1, 1}), 1.0);
   // Both groups alike ({1, 3} and {1, 3}): SS_w = SS_t = 4, 1 - 2 / (4 / 3) = -0.5, clamped to 0.
   EXPECT_DOUBLE_EQ(between_group_share({1, 3, 1, 3}, {0, 0, 1, 1}), 0.0);
-  // Unused group ids do not count as groups: {1, 2} and {4, 5} as groups 0 and 3 (k = 2).
+  // Any keys: {1, 2} and {4, 5} as groups 0 and 3 are two groups (k = 2).
   EXPECT_NEAR(between_group_share({1, 2, 4, 5}, {0, 0, 3, 3}), 0.85, 1e-12);
   // No spread, or as many groups as values: nothing to attribute.
   EXPECT_DOUBLE_EQ(between_group_share({2, 2, 2}, {0, 1, 1}), 0.0);
