@@ -16,8 +16,8 @@
 #   * with BENCH_CALLGRIND=1, steady-state instructions (Ir) per transaction under callgrind for
 #     tcp_rr_1B and tcp_rr_5KB, the stable number on a noisy machine (two runs of 10 and 20 ms:
 #     startup and warm-up cancel), and for tcp_rr_1B with the cache-state model off, beside it
-#     what the model costs (cache_model_cost_tcp_rr_1B); BENCH_TOP=N adds the N functions of tcp_rr_1B with the most
-#     steady-state Ir per transaction (self cost);
+#     what the model costs (cache_model_cost_tcp_rr_1B); BENCH_TOP=N adds the N functions of
+#     tcp_rr_1B with the most steady-state Ir per transaction (self cost);
 #   * with BENCH_SCALING=1, how the cost scales (tcp_rr_1B, both hosts, one run per point on one
 #     CPU): x10 simulated time and x10 flows (100 -> 1000), each as the wall-time ratio beside the
 #     transactions ratio, and the peak RSS at both durations (flat when nothing grows with time).
@@ -101,24 +101,22 @@ if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
   # Steady state: two runs under callgrind (10 and 20 ms measured after the same 5 ms warm-up, in
   # parallel); the difference of their instruction counts over the difference of their
   # transactions leaves out process startup, scenario setup and warm-up.
-  # callgrind_run SCENARIO MEASURED_S CALLGRIND_FILE JSON_FILE; ir_total CALLGRIND_FILE
+  # callgrind_run SCENARIO MEASURED_S CALLGRIND_FILE JSON_FILE [--set ...]; ir_total CALLGRIND_FILE
   callgrind_run() {
     valgrind --tool=callgrind --callgrind-out-file="$3" "$build/napisim" run "$1" --set duration_s="$2" \
-      --set warmup_s=0.005 "${extra[@]}" --format json >"$4" 2>/dev/null
+      --set warmup_s=0.005 "${@:5}" --format json >"$4" 2>/dev/null
   }
   ir_total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
   # tcp_rr_1B_no_cache_model: the same run with the cache-state model off (kernel.cache_model):
   # what the model costs per transaction (issue 39: at most +15%).
-  for name in tcp_rr_1B tcp_rr_5KB tcp_rr_1B_no_cache_model; do
-    extra=()
-    scenario=$name
-    if [ "$name" = tcp_rr_1B_no_cache_model ]; then
-      scenario=tcp_rr_1B
-      extra=(--set kernel.cache_model=false)
-    fi
-    callgrind_run "$scenarios/$scenario.json" 0.01 "$cg1" "$out" &
+  # Each run: LABEL SCENARIO [--set ...].
+  for run in "tcp_rr_1B tcp_rr_1B" "tcp_rr_5KB tcp_rr_5KB" \
+    "tcp_rr_1B_no_cache_model tcp_rr_1B --set kernel.cache_model=false"; do
+    read -r name scenario rest <<<"$run"
+    read -r -a sets <<<"$rest"
+    callgrind_run "$scenarios/$scenario.json" 0.01 "$cg1" "$out" "${sets[@]}" &
     short=$!
-    callgrind_run "$scenarios/$scenario.json" 0.02 "$cg2" "$out2"
+    callgrind_run "$scenarios/$scenario.json" 0.02 "$cg2" "$out2" "${sets[@]}"
     wait "$short"
     ir1=$(ir_total "$cg1")
     ir2=$(ir_total "$cg2")
