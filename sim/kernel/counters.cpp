@@ -27,6 +27,16 @@ const std::array<CounterDef, kNumCounters>& counter_defs() {
       {Counter::kNivcsw, "nivcsw", S::kTask, "/proc/<pid>/status nonvoluntary_ctxt_switches"},
       {Counter::kWakeups, "wakeups", S::kTask, "sched_wakeup tracepoint"},
       {Counter::kMigrations, "migrations", S::kTask, "sched_migrate_task tracepoint"},
+      {Counter::kThreadWakeups, "thread_wakeups", S::kTask, "/proc/<pid>/sched nr_wakeups (user tasks)"},
+      {Counter::kThreadWakeupsLocal, "thread_wakeups_local", S::kTask, "/proc/<pid>/sched nr_wakeups_local"},
+      {Counter::kThreadWakeupsRemote, "thread_wakeups_remote", S::kTask, "/proc/<pid>/sched nr_wakeups_remote"},
+      {Counter::kThreadWakeupsMigrate, "thread_wakeups_migrate", S::kTask, "/proc/<pid>/sched nr_wakeups_migrate"},
+      {Counter::kThreadWakeupsSync, "thread_wakeups_sync", S::kTask, "/proc/<pid>/sched nr_wakeups_sync"},
+      {Counter::kThreadWakeupsAffineAttempts, "thread_wakeups_affine_attempts", S::kTask,
+       "/proc/<pid>/sched nr_wakeups_affine_attempts"},
+      {Counter::kThreadWakeupsAffine, "thread_wakeups_affine", S::kTask, "/proc/<pid>/sched nr_wakeups_affine"},
+      {Counter::kThreadWakeupsOntoSoftirq, "thread_wakeups_onto_softirq", S::kTask,
+       "napisim's own (placement onto a CPU running softirq or a NAPI kthread)"},
       {Counter::kTcpRetransSegs, "tcp_retrans_segs", S::kHost, "netstat -s RetransSegs"},
       {Counter::kTcpFastRetrans, "tcp_fast_retrans", S::kHost, "netstat -s TcpExt TCPFastRetrans"},
       {Counter::kTcpLossProbes, "tcp_loss_probes", S::kHost, "netstat -s TcpExt TCPLossProbes"},
@@ -78,6 +88,15 @@ void read_task_counters(Snapshot& s, const Task& t) {
   add(s, Counter::kNivcsw, t.nivcsw);
   add(s, Counter::kWakeups, t.wakeups);
   add(s, Counter::kMigrations, t.migrations);
+  if (t.kind != TaskKind::kUser) return;
+  add(s, Counter::kThreadWakeups, t.wakeups);
+  add(s, Counter::kThreadWakeupsLocal, t.wakeups_local);
+  add(s, Counter::kThreadWakeupsRemote, t.wakeups_remote);
+  add(s, Counter::kThreadWakeupsMigrate, t.wakeups_migrate);
+  add(s, Counter::kThreadWakeupsSync, t.wakeups_sync);
+  add(s, Counter::kThreadWakeupsAffineAttempts, t.wakee.nr_wakeups_affine_attempts);
+  add(s, Counter::kThreadWakeupsAffine, t.wakee.nr_wakeups_affine);
+  add(s, Counter::kThreadWakeupsOntoSoftirq, t.wakeups_onto_softirq);
 }
 
 void read_host_counters(Snapshot& s, const TcpStats& tcp, std::uint64_t switch_drops, std::uint64_t events) {

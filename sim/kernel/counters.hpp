@@ -51,6 +51,15 @@ enum class Counter : std::uint8_t {
   kNivcsw,      // involuntary context switches (nivcsw)
   kWakeups,     // try_to_wake_up() of the task
   kMigrations,  // set_task_cpu() to another CPU
+  // per task, summed over the workload's threads (user tasks) only: /proc/<pid>/sched schedstats
+  kThreadWakeups,                // nr_wakeups
+  kThreadWakeupsLocal,           // nr_wakeups_local: onto the waking CPU
+  kThreadWakeupsRemote,          // nr_wakeups_remote: onto another CPU
+  kThreadWakeupsMigrate,         // nr_wakeups_migrate: onto another CPU than the task's last
+  kThreadWakeupsSync,            // nr_wakeups_sync: WF_SYNC
+  kThreadWakeupsAffineAttempts,  // nr_wakeups_affine_attempts: wake_affine() calls
+  kThreadWakeupsAffine,          // nr_wakeups_affine: of them, pulls to the waking CPU
+  kThreadWakeupsOntoSoftirq,     // napisim's own: onto a CPU running softirq or a NAPI kthread
   // per host: the kernel's TCP (sim/kernel/tcp.hpp) and the switch ports feeding its NICs
   kTcpRetransSegs,   // segments retransmitted (RetransSegs)
   kTcpFastRetrans,   // of them, by fast recovery (TCPFastRetrans)

@@ -206,6 +206,12 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
   }
   t.state = TaskState::kRunnable;
   ++t.wakeups;
+  // ttwu_stat(): where the wakeup put the task, seen from the waking CPU.
+  ++(target == this_cpu ? t.wakeups_local : t.wakeups_remote);
+  if (flags & enqueue_flags::kMigrated) ++t.wakeups_migrate;
+  if (sync) ++t.wakeups_sync;
+  if (const Cpu& d = cpu(target); d.serving_softirq || (d.curr && d.curr->kind != TaskKind::kUser))
+    ++t.wakeups_onto_softirq;
   if (stamps_) t.wake_ran_at = -1;
   if (trace_) [[unlikely]]
     trace_->task_state(trace_host_, t, t.state, target, host_.now());

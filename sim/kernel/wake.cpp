@@ -383,8 +383,12 @@ int select_task_rq_fair(const Topology& topo, const WakeView& view, const WakePa
     int new_cpu = prev_cpu;
     // for_each_domain(this_cpu): the first SD_WAKE_AFFINE domain spanning prev_cpu decides;
     // SD_BALANCE_WAKE is never set, so the slow path (find_idlest_cpu) is not taken.
-    if (want_affine && wake_affine_domain_spans(topo, this_cpu, prev_cpu) && this_cpu != prev_cpu)
+    if (want_affine && wake_affine_domain_spans(topo, this_cpu, prev_cpu) && this_cpu != prev_cpu) {
       new_cpu = wake_affine(topo, view, params, wakee, waker, this_cpu, prev_cpu, sync);
+      // wake_affine()'s schedstat_inc()s: every call, and each that returns this_cpu.
+      ++wakee.nr_wakeups_affine_attempts;
+      if (new_cpu == this_cpu) ++wakee.nr_wakeups_affine;
+    }
 
     cpu = select_idle_sibling(topo, view, params, wakee, prev_cpu, new_cpu, this_cpu, waker_is_per_cpu_kthread);
     // v5.10: "if (want_affine) current->recent_used_cpu = cpu;" (gone in v5.12).

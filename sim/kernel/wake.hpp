@@ -86,6 +86,9 @@ struct WakeeInfo {
   unsigned wakee_flips = 0;
   Nanos wakee_flip_decay_ts = 0;
   const void* last_wakee = nullptr;
+  // wake_affine()'s schedstats (p->stats.nr_wakeups_affine_attempts, nr_wakeups_affine): calls,
+  // and calls that pulled the task to the waking CPU.
+  std::uint64_t nr_wakeups_affine_attempts = 0, nr_wakeups_affine = 0;
 };
 
 struct WakeParams {

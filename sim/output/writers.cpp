@@ -645,6 +645,18 @@ void host_results(std::string& out, const std::string& label, const Json* h, con
   out += strf("%-10s %lld context switches, %lld wakeups, %lld migrations; PSI cpu some %.1f%%\n", "",
               int_or(find(h, "context_switches"), 0), int_or(find(h, "wakeups"), 0), int_or(find(h, "migrations"), 0),
               num_or(find(h, "psi_cpu_some_pct"), 0));
+  // Where the scheduler put the workload's threads when they woke (ttwu_stat() and wake_affine()).
+  const Json* tw = find(h, "thread_wakeups");
+  const long long woken = int_or(find(tw, "count"), 0);
+  if (woken > 0) {
+    const auto share = [&](const char* key) {
+      return 100.0 * static_cast<double>(int_or(find(tw, key), 0)) / static_cast<double>(woken);
+    };
+    out += strf(
+        "%-10s threads woken %lld times: %.1f%% onto the waking CPU, %.1f%% pulled by wake_affine, %.1f%% "
+        "moved, %.1f%% onto softirq or NAPI work\n",
+        "", woken, share("local"), share("affine"), share("migrate"), share("onto_softirq"));
+  }
 }
 
 }  // namespace

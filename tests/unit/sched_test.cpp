@@ -197,8 +197,13 @@ TEST(KernelTest, RemoteWakeupThatFindsTheSliceUsedUpReschedulesByIpi) {
 
 /// Where a receiver blocked on socket data goes when a packet for it arrives: 2 CPUs of one LLC,
 /// each running a pinned hog; the receiver (allowed both) last ran on CPU 1; the NIC interrupts
-/// CPU 0, whose NET_RX softirq wakes it. Returns the receiver's CPU just after the wakeup.
-int receiver_cpu_after_wakeup(bool use_epoll) {
+/// CPU 0, whose NET_RX softirq wakes it. Returns the receiver's CPU just after the wakeup and
+/// its wakeup schedstats.
+struct Woken {
+  int cpu;
+  std::uint64_t local, remote, migrate, sync, affine_attempts, affine, onto_softirq;
+};
+Woken receiver_cpu_after_wakeup(bool use_epoll) {
   Rig r(shape(2), KernelParams{}, ipi_only_costs());
   r.k.add_nic(one_queue_nic(), "/nic");
   Socket& s = r.k.add_socket(0, 0);
@@ -221,17 +226,44 @@ int receiver_cpu_after_wakeup(bool use_epoll) {
   at(us(3), [&] { r.k.nic_rx(0, pkt(s.id)); });
   r.run_to(us(4));
   EXPECT_EQ(w.wakeups, 1u);
-  return w.cpu;
+  return Woken{w.cpu,
+               w.wakeups_local,
+               w.wakeups_remote,
+               w.wakeups_migrate,
+               w.wakeups_sync,
+               w.wakee.nr_wakeups_affine_attempts,
+               w.wakee.nr_wakeups_affine,
+               w.wakeups_onto_softirq};
 }
 
 TEST(KernelTest, SocketDataWakesABlockedReaderWithWfSync) {
   // sock_def_readable() wakes a reader blocked in recv() with WF_SYNC, also from softirq:
   // wake_affine_idle() takes this_cpu when it runs one task (nr_running == 1), and
   // select_idle_sibling() finds no idle CPU, so the reader lands on CPU 0, the interrupted one.
-  EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/false), 0);
+  // ttwu_stat() counts it local (CPU 0 wakes it onto CPU 0), migrated (it last ran on CPU 1) and
+  // sync; wake_affine() was asked once and pulled it. CPU 0 was in NET_RX (in irq_exit() over
+  // the hog) when the reader landed there.
+  const Woken blocking = receiver_cpu_after_wakeup(/*use_epoll=*/false);
+  EXPECT_EQ(blocking.cpu, 0);
+  EXPECT_EQ(blocking.local, 1u);
+  EXPECT_EQ(blocking.remote, 0u);
+  EXPECT_EQ(blocking.migrate, 1u);
+  EXPECT_EQ(blocking.sync, 1u);
+  EXPECT_EQ(blocking.affine_attempts, 1u);
+  EXPECT_EQ(blocking.affine, 1u);
+  EXPECT_EQ(blocking.onto_softirq, 1u);
   // ep_poll_callback() drops the flag (plain wake_up(&ep->wq) before v6.10): no affine pull, the
-  // epoll waiter stays on its previous CPU.
-  EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/true), 1);
+  // epoll waiter stays on its previous CPU: remote, not migrated, not sync; wake_affine() was
+  // asked and kept prev; CPU 1 runs its hog, no softirq.
+  const Woken epoll = receiver_cpu_after_wakeup(/*use_epoll=*/true);
+  EXPECT_EQ(epoll.cpu, 1);
+  EXPECT_EQ(epoll.local, 0u);
+  EXPECT_EQ(epoll.remote, 1u);
+  EXPECT_EQ(epoll.migrate, 0u);
+  EXPECT_EQ(epoll.sync, 0u);
+  EXPECT_EQ(epoll.affine_attempts, 1u);
+  EXPECT_EQ(epoll.affine, 0u);
+  EXPECT_EQ(epoll.onto_softirq, 0u);
 }
 
 TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
@@ -277,6 +309,12 @@ TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
   r.run_to(us(42));
   EXPECT_EQ(w.cpu, 0);
   EXPECT_EQ(w.wakeups, 1u);
+  // Counted as what it is: a local, affine, migrating wakeup onto a CPU busy with NET_RX.
+  EXPECT_EQ(w.wakeups_local, 1u);
+  EXPECT_EQ(w.wakee.nr_wakeups_affine, 1u);
+  EXPECT_EQ(w.wakeups_migrate, 1u);
+  EXPECT_EQ(w.wakeups_sync, 0u);
+  EXPECT_EQ(w.wakeups_onto_softirq, 1u);
   EXPECT_EQ(r.cpu(0).ksoftirqd_wakeups, 1u);
   EXPECT_EQ(r.cpu(0).sd.processed, 64u);
   r.run_to(us(510));
