@@ -178,7 +178,11 @@ int Kernel::select_task_rq(Task& t, int this_cpu, bool sync) {
   t.wakee.prev_cpu = t.cpu;
   Cpu& w = cpu(this_cpu);
   WakeeInfo* waker = w.curr ? &w.curr->wakee : nullptr;
-  const bool waker_kthread = w.curr && w.curr->per_cpu_kthread && !w.serving_softirq && !w.hardirq_active;
+  // is_per_cpu_kthread(current) && in_task(): in_task() since 8b4e74ccb582 (v5.17, stable
+  // 5.10.94, 2022); the CFS kernels (v5.10 as released, 2020) stack a wakee on a per-CPU
+  // kthread's CPU from any context, ksoftirqd's NET_RX included.
+  const bool waker_kthread =
+      w.curr && w.curr->per_cpu_kthread && (wake_params_.v5_10 || (!w.serving_softirq && !w.hardirq_active));
   // select_task_rq_fair(): sync = (wake_flags & WF_SYNC) && !(current->flags & PF_EXITING); no
   // task exits while it wakes another here.
   return select_task_rq_fair(topo_, *this, wake_params_, t.wakee, this_cpu, waker, sync, waker_kthread, host_.now());

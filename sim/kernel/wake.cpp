@@ -312,8 +312,8 @@ int select_idle_sibling(const Topology& topo, const WakeView& view, const WakePa
   // "If the previous CPU is cache affine and idle, don't be stupid."
   if (prev != target && topo.share_cache(prev, target) && idle_or_sched_idle(view, prev)) return prev;
 
-  // A per-cpu kthread (in task context) waking the task whose previous cpu it runs on: treat as
-  // a sync wakeup and stack (e.g. I/O completion).
+  // A per-cpu kthread waking the task whose previous cpu it runs on: treat as a sync wakeup and
+  // stack (e.g. I/O completion). In task context only since v5.17; the caller decides.
   if (waker_is_per_cpu_kthread && prev == this_cpu && view.nr_running(this_cpu) <= 1) return prev;
 
   // A recently used cpu as a potential idle candidate.

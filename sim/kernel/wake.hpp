@@ -213,8 +213,9 @@ int select_fallback_rq(const Topology& topo, const CpuMask& allowed, int cpu);
 /// accumulate wakee_flips on swapper). nullptr = no record: zero flips, nothing recorded.
 /// `sync` is WF_SYNC (sock_def_readable() wakes with it, even from softirq); with a null waker the
 /// waker load in wake_affine_weight() is 0. waker_is_per_cpu_kthread must already include the
-/// kernel's in_task() test (false when the waker is serving softirq, e.g. ksoftirqd in
-/// __do_softirq; true e.g. for a threaded-NAPI kthread pinned to one cpu).
+/// kernel's in_task() test where the kernel has it (8b4e74ccb582, v5.17 and stable 5.10.94: false
+/// when the waker is serving softirq, e.g. ksoftirqd in __do_softirq; true e.g. for a
+/// threaded-NAPI kthread pinned to one cpu); v5.10 as released (params.v5_10) has none.
 ///  * nr_cpus_allowed == 1: that cpu (no record_wakee, as select_task_rq_fair is not called);
 ///  * record_wakee(); want_affine = wake_affine && !wake_wide() && this_cpu allowed;
 ///  * if want_affine and this_cpu, prev_cpu share a domain with SD_WAKE_AFFINE (same node, or

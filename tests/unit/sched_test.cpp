@@ -329,6 +329,54 @@ TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
   EXPECT_EQ(r.cpu(0).time[static_cast<int>(CpuClass::kUser)], us(490));
 }
 
+/// Where ksoftirqd/0's NET_RX puts an epoll thread W that last ran on CPU 0, CPU 1 idle: returns
+/// W's CPU after the wakeup (see the test below).
+int ksoftirqd_wakee_cpu(const std::string& algo) {
+  KernelParams kp;
+  kp.ksoftirqd_mode = "4.9-6.4";
+  kp.sched.algo = algo;
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = 1000;
+  Rig r(shape(2), kp, c);
+  r.k.add_nic(one_queue_nic(4096), "/nic");
+  Socket& mine = r.k.add_socket(0, 0);
+  Socket& other = r.k.add_socket(0, 0);
+  Epoll& ep = r.k.add_epoll();
+  r.k.epoll_ctl_add(ep, mine);
+  At at(r.host);
+  auto waiter = [](Kernel& k, Task& t, Epoll& e) -> Proc<void> {
+    std::vector<int> ev;
+    (void)co_await k.epoll_wait(t, e, 16, ev);
+    co_await k.exec(k.task_ctx(t, CpuClass::kUser), ms(100));
+  };
+  Task& w = r.k.create_task("w", TaskKind::kUser, r.all());
+  start(r.k, w, waiter(r.k, w, ep), 0);
+  r.run_to(us(1));
+  EXPECT_EQ(w.state, TaskState::kSleeping);
+  EXPECT_EQ(w.cpu, 0);
+  at(us(10), [&] { flood(r.k, other.id, 3000); });
+  at(us(2500), [&] { r.k.nic_rx(0, pkt(mine.id)); });
+  r.run_to(us(3000));
+  EXPECT_EQ(w.wakeups, 0u);
+  EXPECT_EQ(r.cpu(0).ksoftirqd_wakeups, 1u);  // __do_softirq() handed the flood over after 2 jiffies
+  r.run_to(us(3020));
+  EXPECT_EQ(w.wakeups, 1u);
+  EXPECT_EQ(w.wakeups_onto_softirq, w.cpu == 0 ? 1u : 0u);
+  return w.cpu;
+}
+
+TEST(KernelTest, Kernels2020StackAKsoftirqdWakeeOnItsCpu) {
+  // select_idle_sibling()'s per-CPU kthread rule (52262ee567ad, v5.8): a per-CPU kthread waking a
+  // task whose previous CPU is its own, alone there, keeps the task there. 3000 packets of
+  // another flow (1 us each) reach CPU 0 at 10 us: irq_exit()'s __do_softirq() stops after 2
+  // jiffies and wakes ksoftirqd/0, which polls the rest; W's packet (2.5 ms) is the 3001st, taken
+  // by ksoftirqd at about 3.01 ms. The CFS kernels (v5.10 as released) have no in_task() test, so
+  // ksoftirqd counts as the waker and W stacks on CPU 0 behind it; since 8b4e74ccb582 (v5.17,
+  // stable 5.10.94) a wakeup from softirq context is not a kthread's, and W goes to the idle CPU 1.
+  EXPECT_EQ(ksoftirqd_wakee_cpu("cfs"), 0);
+  EXPECT_EQ(ksoftirqd_wakee_cpu("eevdf"), 1);
+}
+
 TEST(KernelTest, AvgIdleAveragesTheIdleSpellsThatWakeupsEnd) {
   // rq->avg_idle (SIS_PROP's input, v5.10): sched_init() sets 2 * migration cost (1 ms);
   // newidle_balance() stamps each idle spell and ttwu_do_wakeup() folds its length in with
