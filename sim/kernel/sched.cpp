@@ -206,20 +206,19 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
     cpu(t.cpu).cfs->detach_sleeping(t.se);
     flags |= enqueue_flags::kMigrated;
     ++t.migrations;
+    ++t.wakeups_migrate;  // ttwu_stat(): WF_MIGRATED
     set_task_cpu(t, target);
   }
   t.state = TaskState::kRunnable;
-  ++t.wakeups;
-  // ttwu_stat(): where the wakeup put the task, seen from the waking CPU.
-  ++(target == this_cpu ? t.wakeups_local : t.wakeups_remote);
-  if (flags & enqueue_flags::kMigrated) ++t.wakeups_migrate;
-  if (sync) ++t.wakeups_sync;
-  if (const Cpu& d = cpu(target); d.serving_softirq || (d.curr && d.curr->kind != TaskKind::kUser))
-    ++t.wakeups_onto_softirq;
   if (stamps_) t.wake_ran_at = -1;
   if (trace_) [[unlikely]]
     trace_->task_state(trace_host_, t, t.state, target, host_.now());
   Cpu& dst = cpu(target);
+  // ttwu_stat(): where the wakeup put the task, seen from the waking CPU.
+  ++t.wakeups;
+  ++(target == this_cpu ? t.wakeups_local : t.wakeups_remote);
+  if (sync) ++t.wakeups_sync;
+  if (dst.serving_softirq || (dst.curr && dst.curr->kind != TaskKind::kUser)) ++t.wakeups_onto_softirq;
   if (target != this_cpu && ttwu_queue_wakelist(topo_, *this, wake_params_, &t.allowed, target, this_cpu)) {
     // __ttwu_queue_wakelist(): the target enqueues it from its IPI handler.
     t.wake_flags = flags;
