@@ -29,7 +29,6 @@ const std::array<CounterDef, kNumCounters>& counter_defs() {
       {Counter::kMigrations, "migrations", S::kTask, "sched_migrate_task tracepoint"},
       {Counter::kThreadWakeups, "thread_wakeups", S::kTask, "/proc/<pid>/sched nr_wakeups (user tasks)"},
       {Counter::kThreadWakeupsLocal, "thread_wakeups_local", S::kTask, "/proc/<pid>/sched nr_wakeups_local"},
-      {Counter::kThreadWakeupsRemote, "thread_wakeups_remote", S::kTask, "/proc/<pid>/sched nr_wakeups_remote"},
       {Counter::kThreadWakeupsMigrate, "thread_wakeups_migrate", S::kTask, "/proc/<pid>/sched nr_wakeups_migrate"},
       {Counter::kThreadWakeupsSync, "thread_wakeups_sync", S::kTask, "/proc/<pid>/sched nr_wakeups_sync"},
       {Counter::kThreadWakeupsAffineAttempts, "thread_wakeups_affine_attempts", S::kTask,
@@ -91,7 +90,6 @@ void read_task_counters(Snapshot& s, const Task& t) {
   if (t.kind != TaskKind::kUser) return;
   add(s, Counter::kThreadWakeups, t.wakeups);
   add(s, Counter::kThreadWakeupsLocal, t.wakeups_local);
-  add(s, Counter::kThreadWakeupsRemote, t.wakeups_remote);
   add(s, Counter::kThreadWakeupsMigrate, t.wakeups_migrate);
   add(s, Counter::kThreadWakeupsSync, t.wakeups_sync);
   add(s, Counter::kThreadWakeupsAffineAttempts, t.wakee.nr_wakeups_affine_attempts);

@@ -53,8 +53,7 @@ enum class Counter : std::uint8_t {
   kMigrations,  // set_task_cpu() to another CPU
   // per task, summed over the workload's threads (user tasks) only: /proc/<pid>/sched schedstats
   kThreadWakeups,                // nr_wakeups
-  kThreadWakeupsLocal,           // nr_wakeups_local: onto the waking CPU
-  kThreadWakeupsRemote,          // nr_wakeups_remote: onto another CPU
+  kThreadWakeupsLocal,           // nr_wakeups_local: onto the waking CPU (the rest: nr_wakeups_remote)
   kThreadWakeupsMigrate,         // nr_wakeups_migrate: onto another CPU than the task's last
   kThreadWakeupsSync,            // nr_wakeups_sync: WF_SYNC
   kThreadWakeupsAffineAttempts,  // nr_wakeups_affine_attempts: wake_affine() calls

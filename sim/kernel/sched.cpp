@@ -216,7 +216,7 @@ bool Kernel::try_to_wake_up(Task& t, int this_cpu, bool sync) {
   Cpu& dst = cpu(target);
   // ttwu_stat(): where the wakeup put the task, seen from the waking CPU.
   ++t.wakeups;
-  ++(target == this_cpu ? t.wakeups_local : t.wakeups_remote);
+  if (target == this_cpu) ++t.wakeups_local;
   if (sync) ++t.wakeups_sync;
   if (dst.serving_softirq || (dst.curr && dst.curr->kind != TaskKind::kUser)) ++t.wakeups_onto_softirq;
   if (target != this_cpu && ttwu_queue_wakelist(topo_, *this, wake_params_, &t.allowed, target, this_cpu)) {

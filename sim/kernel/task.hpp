@@ -163,10 +163,10 @@ struct Task {
   // statistics
   std::uint64_t nvcsw = 0, nivcsw = 0, wakeups = 0, migrations = 0;
   // ttwu_stat() (kernel/sched/core.c v6.6, CONFIG_SCHEDSTATS; /proc/<pid>/sched nr_wakeups_*):
-  // woken onto the waking CPU or another, moved by the wakeup, WF_SYNC. wakeups_onto_softirq is
-  // napisim's own: placed on a CPU that was running softirq work (in interrupt context or
-  // ksoftirqd) or a NAPI kernel thread, which the wakee then waits behind.
-  std::uint64_t wakeups_local = 0, wakeups_remote = 0, wakeups_migrate = 0, wakeups_sync = 0;
+  // woken onto the waking CPU (nr_wakeups_remote is the rest), moved by the wakeup, WF_SYNC.
+  // wakeups_onto_softirq is napisim's own: placed on a CPU that was running softirq work (in
+  // interrupt context or ksoftirqd) or a NAPI kernel thread, which the wakee then waits behind.
+  std::uint64_t wakeups_local = 0, wakeups_migrate = 0, wakeups_sync = 0;
   std::uint64_t wakeups_onto_softirq = 0;
   std::string name;
   // Latency attribution (Kernel::set_stamps()): the class times of the CPUs the task has been on,

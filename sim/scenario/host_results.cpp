@@ -131,7 +131,7 @@ const HostFigure kHostFigures[] = {
     {"thread_wakeups.local", "wakeups", "integer", "of them, onto the waking CPU (nr_wakeups_local)",
      [](const Window& w) { return count(w.delta(Counter::kThreadWakeupsLocal)); }},
     {"thread_wakeups.remote", "wakeups", "integer", "onto another CPU than the waking one (nr_wakeups_remote)",
-     [](const Window& w) { return count(w.delta(Counter::kThreadWakeupsRemote)); }},
+     [](const Window& w) { return count(w.delta(Counter::kThreadWakeups) - w.delta(Counter::kThreadWakeupsLocal)); }},
     {"thread_wakeups.migrate", "wakeups", "integer",
      "onto another CPU than the one the thread last ran on (nr_wakeups_migrate)",
      [](const Window& w) { return count(w.delta(Counter::kThreadWakeupsMigrate)); }},

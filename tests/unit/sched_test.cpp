@@ -228,7 +228,7 @@ Woken receiver_cpu_after_wakeup(bool use_epoll) {
   EXPECT_EQ(w.wakeups, 1u);
   return Woken{w.cpu,
                w.wakeups_local,
-               w.wakeups_remote,
+               w.wakeups - w.wakeups_local,
                w.wakeups_migrate,
                w.wakeups_sync,
                w.wakee.nr_wakeups_affine_attempts,
