@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -202,6 +203,12 @@ TEST(KernelTest, RemoteWakeupThatFindsTheSliceUsedUpReschedulesByIpi) {
 struct Woken {
   int cpu;
   std::uint64_t local, remote, migrate, sync, affine_attempts, affine, onto_softirq;
+  bool operator==(const Woken&) const = default;
+  friend std::ostream& operator<<(std::ostream& os, const Woken& w) {
+    return os << "{cpu " << w.cpu << ", local " << w.local << ", remote " << w.remote << ", migrate " << w.migrate
+              << ", sync " << w.sync << ", affine_attempts " << w.affine_attempts << ", affine " << w.affine
+              << ", onto_softirq " << w.onto_softirq << "}";
+  }
 };
 Woken receiver_cpu_after_wakeup(bool use_epoll) {
   Rig r(shape(2), KernelParams{}, ipi_only_costs());
@@ -243,27 +250,15 @@ TEST(KernelTest, SocketDataWakesABlockedReaderWithWfSync) {
   // ttwu_stat() counts it local (CPU 0 wakes it onto CPU 0), migrated (it last ran on CPU 1) and
   // sync; wake_affine() was asked once and pulled it. CPU 0 was in NET_RX (in irq_exit() over
   // the hog) when the reader landed there.
-  const Woken blocking = receiver_cpu_after_wakeup(/*use_epoll=*/false);
-  EXPECT_EQ(blocking.cpu, 0);
-  EXPECT_EQ(blocking.local, 1u);
-  EXPECT_EQ(blocking.remote, 0u);
-  EXPECT_EQ(blocking.migrate, 1u);
-  EXPECT_EQ(blocking.sync, 1u);
-  EXPECT_EQ(blocking.affine_attempts, 1u);
-  EXPECT_EQ(blocking.affine, 1u);
-  EXPECT_EQ(blocking.onto_softirq, 1u);
+  const Woken reader{
+      .cpu = 0, .local = 1, .remote = 0, .migrate = 1, .sync = 1, .affine_attempts = 1, .affine = 1, .onto_softirq = 1};
+  EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/false), reader);
   // ep_poll_callback() drops the flag (plain wake_up(&ep->wq) before v6.10): no affine pull, the
   // epoll waiter stays on its previous CPU: remote, not migrated, not sync; wake_affine() was
   // asked and kept prev; CPU 1 runs its hog, no softirq.
-  const Woken epoll = receiver_cpu_after_wakeup(/*use_epoll=*/true);
-  EXPECT_EQ(epoll.cpu, 1);
-  EXPECT_EQ(epoll.local, 0u);
-  EXPECT_EQ(epoll.remote, 1u);
-  EXPECT_EQ(epoll.migrate, 0u);
-  EXPECT_EQ(epoll.sync, 0u);
-  EXPECT_EQ(epoll.affine_attempts, 1u);
-  EXPECT_EQ(epoll.affine, 0u);
-  EXPECT_EQ(epoll.onto_softirq, 0u);
+  const Woken waiter{
+      .cpu = 1, .local = 0, .remote = 1, .migrate = 0, .sync = 0, .affine_attempts = 1, .affine = 0, .onto_softirq = 0};
+  EXPECT_EQ(receiver_cpu_after_wakeup(/*use_epoll=*/true), waiter);
 }
 
 TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
