@@ -99,6 +99,15 @@ struct alignas(64) Cpu {
   // The CFS runqueue's PELT utilization (kernel/sched/pelt.c), read by SIS_UTIL; util_busy is
   // cfs_rq->curr != NULL since its last update.
   pelt::UtilAvg util;
+  // kernel.sched.capacity_pressure: rq->avg_rt (util_update(), rt_busy: an RT curr) and
+  // rq->avg_irq (update_irq_load_avg(): the irq time, hardirq and softirq outside ksoftirqd, seen
+  // up to irq_clock), and rq->cpu_capacity (update_cpu_capacity()) with the stopper's push.
+  pelt::UtilAvg avg_rt, avg_irq;
+  bool rt_busy = false;
+  bool active_balance = false;  // rq->active_balance: the stopper will push the preempted task
+  int push_cpu = -1;            // rq->push_cpu: where to
+  std::int64_t cpu_capacity = 1024;
+  Nanos irq_seen = 0, irq_clock = 0;
   CacheOwner* cache_owner = nullptr;  // whose work runs here now (cache.cpp; null: idle, hardirq)
   CacheOwner softirq_cache;           // softirq work that polls no NAPI (timers, RPS IPIs)
   Slot hardirq;

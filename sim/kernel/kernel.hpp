@@ -342,6 +342,7 @@ class Kernel : public EventSink, public WakeView {
   int nr_running(int cpu) const override;
   std::int64_t cpu_load(int cpu) const override;
   std::int64_t cpu_util(int cpu) const override;
+  std::int64_t capacity(int cpu) const override { return this->cpu(cpu).cpu_capacity; }
   int llc_nr_idle_scan(const Topology& topo, int imbalance_pct, int llc) const override;
   Nanos avg_idle(int cpu) const override;
   Nanos llc_avg_scan_cost(int llc) const override;
@@ -980,8 +981,19 @@ class Kernel : public EventSink, public WakeView {
   Task* pick_next_task(Cpu& c);
   /// load_balance() as napisim reduces it (called by newidle_balance() in schedule() and by
   /// rebalance_domains()): pull one runnable, cache-cold task from the busiest CPU of c's LLC to c.
-  /// Returns whether one moved.
-  bool load_balance(Cpu& c);
+  /// Returns whether one moved. Otherwise, with capacity_pressure and v6.6 placement, the
+  /// reduced-capacity misfit's active balance (push_active_balance()); `newly_idle` balances
+  /// only while some CPU is overloaded (rd->overload).
+  bool load_balance(Cpu& c, bool newly_idle);
+  /// sched_reduced_capacity() -> group_misfit_task -> need_active_balance() ->
+  /// voluntary_active_balance() for idle `dst` (v6.0+): the lone CFS task of a CPU whose capacity
+  /// IRQ/RT time has cut (check_cpu_capacity(), and below dst's by imbalance_pct) is pushed to
+  /// dst by that CPU's stopper (stop_one_cpu_nowait()).
+  void push_active_balance(Cpu& dst);
+  /// update_cpu_capacity() -> scale_rt_capacity(), after update_irq_load_avg() and the RT average.
+  void update_cpu_capacity(Cpu& c);
+  /// active_load_balance_cpu_stop(): at c's schedule(), the task its stopper preempted moves.
+  void active_load_balance_cpu_stop(Cpu& c, Task* preempted);
   /// rebalance_domains() for `c` when its balance is due, run on `this_cpu`.
   void rebalance_domains(Cpu& c, int this_cpu);
   Nanos balance_interval_ns() const { return kp_.sched.balance_interval_ms * kNsPerMs; }

@@ -28,6 +28,7 @@ struct SchedParams {
   bool sis_prop = true;                          // sched_feat(SIS_PROP), v5.10 (algo "cfs")
   bool newidle_balance = true;                   // pull on entering idle (newidle_balance())
   bool nohz_idle_balance = true;                 // CONFIG_NO_HZ_COMMON idle load balancing (kick_ilb())
+  bool capacity_pressure = true;                 // capacity_of() less RT and IRQ time, active balance
   std::string preempt = "voluntary";             // CONFIG_PREEMPT_{NONE,VOLUNTARY,} (distro default: voluntary)
 
   template <class V>
@@ -56,6 +57,10 @@ struct SchedParams {
     v("nohz_idle_balance", &SchedParams::nohz_idle_balance, "",
       "Tickless idle CPUs are load-balanced by one of them, kicked from a busy CPU's tick "
       "(nohz_balancer_kick(), _nohz_idle_balance())");
+    v("capacity_pressure", &SchedParams::capacity_pressure, "",
+      "capacity_of() is what RT and IRQ time leave of a CPU (scale_rt_capacity()): wake_affine_weight() and "
+      "SIS_UTIL read it, and an idle CPU's balance pushes the lone task off a CPU whose capacity IRQ time has "
+      "cut (voluntary_active_balance()). Off: every CPU keeps 1024 and a lone running task is never moved");
     v("preempt", &SchedParams::preempt, "",
       "Preemption model: full preempts kernel code at interrupt return; voluntary/none only at cond_resched "
       "or return to user",

@@ -4,7 +4,9 @@
 // __schedule() (put_prev / pick_next_task across the RT and fair classes, context-switch cost),
 // scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle, periodic and nohz idle
 // balancing within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from
-// the busiest CPU; no active balance, no reduced-capacity misfit: docs/kernel-napi.md 9.6.1), and PSI
+// the busiest CPU, and v6.0+'s active balance of a reduced-capacity misfit: scale_rt_capacity(),
+// update_irq_load_avg(), voluntary_active_balance(), active_load_balance_cpu_stop();
+// docs/kernel-napi.md 9.6.1), and PSI
 // "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
 #include <cmath>
 #include <limits>
@@ -296,6 +298,8 @@ void Kernel::schedule(Cpu& c) {
     prev->last_ran = host_.now();
   }
   c.need_resched = false;
+  if (c.active_balance) [[unlikely]]
+    active_load_balance_cpu_stop(c, preempted ? prev : nullptr);
   Task* next = pick_next_task(c);
   if (!next) {
     // newidle_balance() (fair.c v6.6) stamps the idle spell before it balances; a pulled task
@@ -304,7 +308,7 @@ void Kernel::schedule(Cpu& c) {
     // balance, the tasks it leaves queued behind a busy kthread wait for CFS's slice
     // (docs/kernel-napi.md 9.6.1).
     c.idle_stamp = host_.now();
-    if (kp_.sched.newidle_balance && load_balance(c)) {
+    if (kp_.sched.newidle_balance && load_balance(c, true)) {
       next = pick_next_task(c);
       c.idle_stamp = -1;
     }
@@ -349,6 +353,10 @@ void Kernel::scheduler_tick(Cpu& c) {
     const bool resched = is_rt_policy(c.curr->se.policy) ? c.rt->tick() : c.cfs->tick();
     if (resched) c.need_resched = true;
   }
+  // update_rq_clock() -> update_irq_load_avg() and the RT average at every tick; the kernel keeps
+  // rq->cpu_capacity from the CPU's last balance, napisim from its last tick (the same 32 ms PELT
+  // signals, read at most a jiffy later).
+  if (kp_.sched.capacity_pressure) update_cpu_capacity(c);
   // trigger_load_balance(): this CPU's own balance when due (run_rebalance_domains()), and the kick
   // that balances the tickless idle CPUs.
   rebalance_domains(c, c.id);
@@ -366,7 +374,7 @@ void Kernel::rebalance_domains(Cpu& c, int this_cpu) {
   c.last_balance = host_.now();
   const int llc = topo_.llc_of(c.id);
   llc_nr_idle_scan_[static_cast<std::size_t>(llc)] = nr_idle_scan(topo_, *this, wake_params_.imbalance_pct, llc);
-  if (nr_running_of(c) == 0 && load_balance(c)) resched_curr(c, this_cpu);
+  if (nr_running_of(c) == 0 && load_balance(c, false)) resched_curr(c, this_cpu);
 }
 
 // nohz_balancer_kick() (kernel/sched/fair.c v6.6; v5.10's conditions are the same for a machine
@@ -378,6 +386,13 @@ void Kernel::rebalance_domains(Cpu& c, int this_cpu) {
 void Kernel::nohz_balancer_kick(Cpu& c) {
   if (!kp_.sched.nohz_idle_balance || host_.now() < nohz_next_balance_) return;
   bool kick = nr_running_of(c) >= 2;
+  // "If there's a CFS task and the current CPU has reduced capacity; kick the ILB to see if
+  // there's a better CPU to run on" (check_cpu_capacity() on rq->sd, the SMT domain if any; v5.10
+  // and v6.6).
+  if (!kick && kp_.sched.capacity_pressure) {
+    const std::int64_t pct = topo_.smt_active() ? wake_params_.smt_imbalance_pct : wake_params_.imbalance_pct;
+    kick = c.cfs->nr_running() >= 1 && c.cpu_capacity * pct < kSchedCapacityScale * 100;
+  }
   if (!kick) {
     const CpuMask& llc = topo_.llc_mask(topo_.llc_of(c.id));
     for (int i = llc.first(); i >= 0 && !kick; i = llc.next(i))
@@ -455,23 +470,97 @@ void Kernel::migrate_task(Task& t, Cpu& from, Cpu& to) {
   enqueue_task(to, t, 0);
 }
 
-bool Kernel::load_balance(Cpu& c) {
-  if (!overloaded_.any()) return false;  // !READ_ONCE(this_rq->rd->overload)
-  const int busiest = find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc, &overloaded_);
-  if (busiest < 0) return false;
-  Cpu& b = cpu(busiest);
-  // The first eligible task in creation order (napisim's stand-in for detach_tasks()' walk of
-  // cfs_tasks): the lowest id among the busiest rq's queued CFS tasks, without a walk of all tasks.
-  Task* pick = nullptr;
-  for (SchedEntity* se : b.cfs->queued()) {
-    Task& t = *static_cast<Task*>(se->owner);
-    if (pick && t.id > pick->id) continue;
-    if (!t.allowed.test(c.id) || task_hot(host_.now(), t.last_ran, kp_.sched.migration_cost_ns)) continue;
-    pick = &t;
+bool Kernel::load_balance(Cpu& c, bool newly_idle) {
+  // rd->overload gates newidle_balance() only; napisim's pull looks at the overloaded CPUs alone.
+  const int busiest = overloaded_.any() ? find_busiest_cpu(topo_, *this, c.id, BalanceScope::kLlc, &overloaded_) : -1;
+  if (busiest >= 0) {
+    Cpu& b = cpu(busiest);
+    // The first eligible task in creation order (napisim's stand-in for detach_tasks()' walk of
+    // cfs_tasks): the lowest id among the busiest rq's queued CFS tasks, without a walk of all tasks.
+    Task* pick = nullptr;
+    for (SchedEntity* se : b.cfs->queued()) {
+      Task& t = *static_cast<Task*>(se->owner);
+      if (pick && t.id > pick->id) continue;
+      if (!t.allowed.test(c.id) || task_hot(host_.now(), t.last_ran, kp_.sched.migration_cost_ns)) continue;
+      pick = &t;
+    }
+    if (pick) {
+      migrate_task(*pick, b, c);
+      return true;
+    }
   }
-  if (!pick) return false;
-  migrate_task(*pick, b, c);
-  return true;
+  // Nothing queued to pull: a CPU of cut capacity running one CFS task is a misfit group since
+  // c82a69629c53 (v6.0), whose running task need_active_balance() has pushed; v5.10's
+  // find_busiest_group() calls such a group balanced (docs/kernel-napi.md 9.6.1). Such a misfit
+  // does not set rd->overload, which newidle_balance() still needs.
+  if (kp_.sched.capacity_pressure && !wake_params_.v5_10 && (!newly_idle || overloaded_.any())) push_active_balance(c);
+  return false;
+}
+
+void Kernel::update_cpu_capacity(Cpu& c) {
+  update_exec(c);
+  const Nanos clock = c.last_update;
+  if (clock > c.irq_clock) {
+    // update_irq_load_avg() (pelt.c): the irq time since the last update is assumed to have come
+    // at its end ("Let be pessimistic"); with CONFIG_IRQ_TIME_ACCOUNTING off there is none.
+    const Nanos irq = kp_.irq_time_accounting ? c.time[static_cast<std::size_t>(CpuClass::kHardirq)] +
+                                                    c.time[static_cast<std::size_t>(CpuClass::kSoftirq)]
+                                              : 0;
+    const Nanos running = std::min(irq - c.irq_seen, clock - c.irq_clock);
+    c.avg_irq.update(static_cast<std::uint64_t>(clock - running), false);
+    c.avg_irq.update(static_cast<std::uint64_t>(clock), true);
+    c.irq_seen = irq;
+    c.irq_clock = clock;
+  }
+  c.avg_rt.update(static_cast<std::uint64_t>(host_.now()), c.rt_busy);
+  // scale_rt_capacity() (fair.c v5.10 and v6.6; no deadline tasks, no thermal pressure):
+  // free = max - avg_rt, scaled by (max - avg_irq) / max; at least 1.
+  constexpr std::int64_t kMax = kSchedCapacityScale;
+  const std::int64_t irq = c.avg_irq.util_avg, used = c.avg_rt.util_avg;
+  if (irq >= kMax || used >= kMax) {
+    c.cpu_capacity = 1;
+    return;
+  }
+  c.cpu_capacity = std::max<std::int64_t>(1, (kMax - used) * (kMax - irq) / kMax);
+}
+
+void Kernel::push_active_balance(Cpu& dst) {
+  update_cpu_capacity(dst);
+  const std::int64_t pct = wake_params_.imbalance_pct;
+  Cpu* src = nullptr;
+  for (int i : topo_.cpus_of_llc(topo_.llc_of(dst.id))) {
+    Cpu& s = cpu(i);
+    // The lone task, running, of CFS, allowed on dst, no push already under way (rq->active_balance).
+    if (i == dst.id || nr_running_of(s) != 1 || !s.curr || is_rt_policy(s.curr->se.policy) ||
+        !s.curr->allowed.test(dst.id) || s.active_balance)
+      continue;
+    // check_cpu_capacity(): capacity_of(src) * imbalance_pct < capacity_orig * 100, and
+    // voluntary_active_balance(): capacity_of(src) * imbalance_pct < capacity_of(dst) * 100.
+    if (s.cpu_capacity * pct >= kSchedCapacityScale * 100 || s.cpu_capacity * pct >= dst.cpu_capacity * 100) continue;
+    // find_busiest_queue(): the highest load per capacity, each a lone nice-0 task here: the
+    // lowest capacity, the first on a tie.
+    if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
+  }
+  if (!src) return;
+  src->active_balance = true;
+  src->push_cpu = dst.id;
+  resched_curr(*src, dst.id);  // the stopper preempts the task at src's next preemption point
+}
+
+// active_load_balance_cpu_stop() (fair.c v5.10, v6.6): the stopper runs when src schedules and
+// moves the task it preempted to push_cpu (detach_one_task(); v5.10 sets nr_balance_failed past
+// cache_nice_tries when it kicks the stopper, v6.6 has LBF_ACTIVE_LB: cache-hot or not). Nothing
+// moves if that task has blocked meanwhile ("busiest_rq->nr_running <= 1").
+void Kernel::active_load_balance_cpu_stop(Cpu& c, Task* preempted) {
+  c.active_balance = false;
+  if (!preempted || is_rt_policy(preempted->se.policy) || !preempted->allowed.test(c.push_cpu)) return;
+  Cpu& dst = cpu(c.push_cpu);
+  c.cfs->put_prev();
+  migrate_task(*preempted, c, dst);
+  if (dst.curr)
+    check_preempt(dst, *preempted, c.id);
+  else
+    resched_curr(dst, c.id);
 }
 
 // psi_task_change() / psi_task_switch() (kernel/sched/psi.c v6.6): called after every change of
@@ -494,6 +583,11 @@ void Kernel::util_update(Cpu& c) {
   // update_load_avg() on the cfs_rq at every change of curr (put_prev_entity, set_next_entity).
   c.util.update(static_cast<std::uint64_t>(host_.now()), c.util_busy);
   c.util_busy = c.curr != nullptr && !is_rt_policy(c.curr->se.policy);
+  if (kp_.sched.capacity_pressure) {
+    // update_rt_rq_load_avg() at put_prev_task_rt() / set_next_task_rt().
+    c.avg_rt.update(static_cast<std::uint64_t>(host_.now()), c.rt_busy);
+    c.rt_busy = c.curr != nullptr && is_rt_policy(c.curr->se.policy);
+  }
 }
 
 bool Kernel::idle_cpu(int i) const {

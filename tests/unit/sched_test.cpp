@@ -438,6 +438,121 @@ TEST(KernelTest, NohzIdleBalanceFromABusyTickMovesAWaitingTaskToAnIdleCpu) {
   }
 }
 
+/// RT time then a lone CFS task on CPU 0, CPU 1 idle (kernel.sched.capacity_pressure as given):
+/// returns A's CPU at 50 ms; `cap42` gets CPU 0's capacity_of() at its 42 ms tick.
+int cpu_after_rt_pressure(bool pressure, std::int64_t* cap42, std::uint64_t* migrations, Nanos* a_exec) {
+  KernelParams kp;
+  kp.idle_polling = false;
+  kp.sched.capacity_pressure = pressure;
+  Rig r(shape(2), kp, zero_costs());
+  WaitQueue wq;
+  Nanos f_done = -1;
+  Task& f = r.k.create_task("f", TaskKind::kUser, r.only(0), SchedPolicy::kFifo, 0, 50);
+  start(r.k, f, work_once(r.k, f, ms(40), &f_done, wq), 0);
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.all());
+  At at(r.host);
+  at(ms(41), [&] { start(r.k, a, hog(r.k, a), 0); });
+  at(ms(42) + 1, [&] { *cap42 = r.cpu(0).cpu_capacity; });
+  r.run_to(ms(50));
+  r.settle();
+  EXPECT_EQ(f_done, ms(40));
+  *migrations = a.migrations;
+  *a_exec = a.exec_ns;
+  return a.cpu;
+}
+
+TEST(KernelTest, RtTimeCutsCapacityAndAnIdleCpuPushesTheLoneTaskOff) {
+  // scale_rt_capacity(): capacity_of() is 1024 less rq->avg_rt (no IRQ time here). FIFO task F
+  // runs 40 ms on CPU 0: PELT (pelt.c's arithmetic on 1024 ns units, 32-period half-life) gives
+  // avg_rt 575 at 40 ms and 552 at 42 ms after 2 ms without RT, so at CPU 0's 42 ms tick
+  // capacity_of(0) = 1024 - 552 = 472. CFS hog A starts on CPU 0 at 41 ms, its lone task. That
+  // tick sees a CFS task on a CPU whose capacity check_cpu_capacity() finds cut (472 * 117 <
+  // 1024 * 100) and kicks idle CPU 1 (nohz_balancer_kick()); CPU 1's balance finds nothing queued
+  // to pull and, its own capacity 1024 (472 * 117 < 1024 * 100), has CPU 0's stopper push A
+  // (v6.0+ misfit, voluntary_active_balance()): zero-cost IPIs, so A runs on CPU 1 from 42 ms.
+  // Without the capacity model A stays on CPU 0 (a lone task is never pulled).
+  std::int64_t cap = -1;
+  std::uint64_t migrations = 0;
+  Nanos a_exec = -1;
+  EXPECT_EQ(cpu_after_rt_pressure(true, &cap, &migrations, &a_exec), 1);
+  EXPECT_EQ(cap, 472);
+  EXPECT_EQ(migrations, 1u);
+  EXPECT_EQ(a_exec, ms(9));
+  EXPECT_EQ(cpu_after_rt_pressure(false, &cap, &migrations, &a_exec), 0);
+  EXPECT_EQ(cap, 1024);
+  EXPECT_EQ(migrations, 0u);
+  EXPECT_EQ(a_exec, ms(9));
+}
+
+/// CFS hog A on CPU 0 under NET_RX floods of 250 packets of 1 us every 400 us from 10 us, run
+/// in irq_exit() over A; CPU 1 idle. Returns when A left CPU 0 (-1: never); `cap` gets CPU 0's
+/// capacity_of() after each tick from 1 ms, `ksoftirqd` its ksoftirqd's wakeups.
+Nanos push_time_under_irq_floods(const std::string& algo, bool pressure, std::vector<std::int64_t>* cap, int* a_cpu,
+                                 std::uint64_t* ksoftirqd) {
+  KernelParams kp;
+  kp.sched.algo = algo;
+  kp.idle_polling = false;
+  kp.ksoftirqd_mode = "4.9-6.4";
+  kp.sched.capacity_pressure = pressure;
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = 1000;
+  Rig r(shape(2), kp, c);
+  r.k.add_nic(one_queue_nic(4096), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.all());
+  start(r.k, a, hog(r.k, a), 0);
+  At at(r.host);
+  Nanos left = -1;
+  for (Nanos t = us(10); t < ms(20); t += us(400))
+    at(t, [&] { flood(r.k, s.id, 250); });
+  for (int t = 1; t < 20; ++t)
+    at(ms(t) + 1, [&] { cap->push_back(r.cpu(0).cpu_capacity); });
+  for (Nanos t = us(1); t < ms(20); t += us(1))
+    at(t, [&] {
+      if (left < 0 && a.cpu != 0) left = r.k.now();
+    });
+  r.run_to(ms(20));
+  r.settle();
+  *a_cpu = a.cpu;
+  *ksoftirqd = r.cpu(0).ksoftirqd_wakeups;
+  return left;
+}
+
+TEST(KernelTest, IrqTimeCutsCapacityAndTheLoneTaskIsPushedWhenTheSoftirqYields) {
+  // update_irq_load_avg() (CONFIG_IRQ_TIME_ACCOUNTING): CPU 0 spends 250 of every 400 us in
+  // NET_RX from irq_exit(), over hog A. At each tick the irq time since the last is put at the
+  // interval's end ("Let be pessimistic"), so avg_irq is 0, 14, 25, 39, 50, 63, 74, 87, 110,
+  // 109, 132, 141, 152 at 1..13 ms (pelt.c's arithmetic) and capacity_of(0) = 1024 * (1024 -
+  // avg_irq) / 1024: 883 at 12 ms, 872 at 13 ms, the first below 1024 * 100 / 117.
+  // That tick kicks idle CPU 1 (a CFS task on a CPU of cut capacity), whose balance has CPU 0's
+  // stopper push A. The 13 ms tick comes in the flood that began at 12.81 ms, during its third
+  // 64-packet poll (12.938-13.002 ms): net_rx_action() polls a NAPI once per call, and with
+  // need_resched set __do_softirq() does not restart; ksoftirqd/0 gets the other 58 packets and
+  // A moves to CPU 1 at 13.002 ms. That is v6.0+ (c82a69629c53: a CPU of cut capacity with one
+  // CFS task is a misfit group). v5.10's find_busiest_group() calls the group balanced, so under
+  // the CFS kernels A stays, its capacity cut all the same; so it does without the capacity model,
+  // every flood ending in irq context.
+  std::vector<std::int64_t> cap;
+  int a_cpu = -1;
+  std::uint64_t ksoftirqd = 0;
+  EXPECT_EQ(push_time_under_irq_floods("eevdf", true, &cap, &a_cpu, &ksoftirqd), us(13002));
+  ASSERT_EQ(cap.size(), 19u);
+  EXPECT_EQ((std::vector<std::int64_t>(cap.begin(), cap.begin() + 13)),
+            (std::vector<std::int64_t>{1024, 1010, 999, 985, 974, 961, 950, 937, 914, 915, 892, 883, 872}));
+  EXPECT_EQ(a_cpu, 1);
+  EXPECT_EQ(ksoftirqd, 1u);
+  cap.clear();
+  EXPECT_EQ(push_time_under_irq_floods("cfs", true, &cap, &a_cpu, &ksoftirqd), -1);
+  EXPECT_EQ(cap[12], 872);
+  EXPECT_EQ(a_cpu, 0);
+  EXPECT_EQ(ksoftirqd, 0u);
+  cap.clear();
+  EXPECT_EQ(push_time_under_irq_floods("eevdf", false, &cap, &a_cpu, &ksoftirqd), -1);
+  EXPECT_EQ(cap.back(), 1024);
+  EXPECT_EQ(a_cpu, 0);
+  EXPECT_EQ(ksoftirqd, 0u);
+}
+
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
   // CFS v5.10, 2 CPUs: latency 12 ms, wakeup_gran 2 ms. B (nice 0) slept since t=0; A runs from
   // t=0 (START_DEBIT: A.v = 12 ms + runtime). Woken at 10.5 ms: min_vruntime = A.v = 22.5 ms,
