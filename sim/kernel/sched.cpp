@@ -16,6 +16,14 @@
 
 namespace napisim {
 
+namespace {
+// check_cpu_capacity() (fair.c v5.10, v6.6): RT and IRQ time have cut the CPU's capacity by more
+// than the domain's imbalance_pct allows (capacity_orig is 1024 on every napisim CPU).
+bool check_cpu_capacity(const Cpu& c, std::int64_t imbalance_pct) {
+  return c.cpu_capacity * imbalance_pct < kSchedCapacityScale * 100;
+}
+}  // namespace
+
 Task& Kernel::create_task(const std::string& name, TaskKind kind, const CpuMask& allowed, SchedPolicy policy, int nice,
                           int rt_priority) {
   auto t = std::make_unique<Task>();
@@ -389,10 +397,9 @@ void Kernel::nohz_balancer_kick(Cpu& c) {
   // "If there's a CFS task and the current CPU has reduced capacity; kick the ILB to see if
   // there's a better CPU to run on" (check_cpu_capacity() on rq->sd, the SMT domain if any; v5.10
   // and v6.6).
-  if (!kick && kp_.sched.capacity_pressure) {
-    const std::int64_t pct = topo_.smt_active() ? wake_params_.smt_imbalance_pct : wake_params_.imbalance_pct;
-    kick = c.cfs->nr_running() >= 1 && c.cpu_capacity * pct < kSchedCapacityScale * 100;
-  }
+  if (!kick && kp_.sched.capacity_pressure)
+    kick = c.cfs->nr_running() >= 1 &&
+           check_cpu_capacity(c, topo_.smt_active() ? wake_params_.smt_imbalance_pct : wake_params_.imbalance_pct);
   if (!kick) {
     const CpuMask& llc = topo_.llc_mask(topo_.llc_of(c.id));
     for (int i = llc.first(); i >= 0 && !kick; i = llc.next(i))
@@ -534,9 +541,9 @@ void Kernel::push_active_balance(Cpu& dst) {
     if (i == dst.id || nr_running_of(s) != 1 || !s.curr || is_rt_policy(s.curr->se.policy) ||
         !s.curr->allowed.test(dst.id) || s.active_balance)
       continue;
-    // check_cpu_capacity(): capacity_of(src) * imbalance_pct < capacity_orig * 100, and
-    // voluntary_active_balance(): capacity_of(src) * imbalance_pct < capacity_of(dst) * 100.
-    if (s.cpu_capacity * pct >= kSchedCapacityScale * 100 || s.cpu_capacity * pct >= dst.cpu_capacity * 100) continue;
+    // voluntary_active_balance(): check_cpu_capacity(src), and capacity_of(src) * imbalance_pct <
+    // capacity_of(dst) * 100.
+    if (!check_cpu_capacity(s, pct) || s.cpu_capacity * pct >= dst.cpu_capacity * 100) continue;
     // find_busiest_queue(): the highest load per capacity, each a lone nice-0 task here: the
     // lowest capacity, the first on a tie.
     if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
