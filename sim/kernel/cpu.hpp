@@ -104,8 +104,7 @@ struct alignas(64) Cpu {
   // up to irq_clock), and rq->cpu_capacity (update_cpu_capacity()) with the stopper's push.
   pelt::UtilAvg avg_rt, avg_irq;
   bool rt_busy = false;
-  bool active_balance = false;  // rq->active_balance: the stopper will push the preempted task
-  int push_cpu = -1;            // rq->push_cpu: where to
+  int push_cpu = -1;  // rq->push_cpu while rq->active_balance (-1: none): the stopper's target
   std::int64_t cpu_capacity = 1024;
   Nanos irq_seen = 0, irq_clock = 0;
   CacheOwner* cache_owner = nullptr;  // whose work runs here now (cache.cpp; null: idle, hardirq)

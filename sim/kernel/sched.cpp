@@ -10,6 +10,7 @@
 // "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "sim/kernel/kernel.hpp"
 #include "sim/kernel/timeline.hpp"
@@ -306,7 +307,7 @@ void Kernel::schedule(Cpu& c) {
     prev->last_ran = host_.now();
   }
   c.need_resched = false;
-  if (c.active_balance) [[unlikely]]
+  if (c.push_cpu >= 0) [[unlikely]]
     active_load_balance_cpu_stop(c, preempted ? prev : nullptr);
   Task* next = pick_next_task(c);
   if (!next) {
@@ -539,7 +540,7 @@ void Kernel::push_active_balance(Cpu& dst) {
     Cpu& s = cpu(i);
     // The lone task, running, of CFS, allowed on dst, no push already under way (rq->active_balance).
     if (i == dst.id || nr_running_of(s) != 1 || !s.curr || is_rt_policy(s.curr->se.policy) ||
-        !s.curr->allowed.test(dst.id) || s.active_balance)
+        !s.curr->allowed.test(dst.id) || s.push_cpu >= 0)
       continue;
     // voluntary_active_balance(): check_cpu_capacity(src), and capacity_of(src) * imbalance_pct <
     // capacity_of(dst) * 100.
@@ -549,7 +550,6 @@ void Kernel::push_active_balance(Cpu& dst) {
     if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
   }
   if (!src) return;
-  src->active_balance = true;
   src->push_cpu = dst.id;
   resched_curr(*src, dst.id);  // the stopper preempts the task at src's next preemption point
 }
@@ -559,9 +559,9 @@ void Kernel::push_active_balance(Cpu& dst) {
 // cache_nice_tries when it kicks the stopper, v6.6 has LBF_ACTIVE_LB: cache-hot or not). Nothing
 // moves if that task has blocked meanwhile ("busiest_rq->nr_running <= 1").
 void Kernel::active_load_balance_cpu_stop(Cpu& c, Task* preempted) {
-  c.active_balance = false;
-  if (!preempted || is_rt_policy(preempted->se.policy) || !preempted->allowed.test(c.push_cpu)) return;
-  Cpu& dst = cpu(c.push_cpu);
+  const int target = std::exchange(c.push_cpu, -1);
+  if (!preempted || is_rt_policy(preempted->se.policy) || !preempted->allowed.test(target)) return;
+  Cpu& dst = cpu(target);
   c.cfs->put_prev();
   migrate_task(*preempted, c, dst);
   if (dst.curr)
