@@ -117,6 +117,22 @@ CostParams ipi_only_costs() {
   return c;
 }
 
+/// Zero costs but the driver's per-packet work: the NET_RX flood tests' machine.
+CostParams rx_only_costs(Nanos rx_pkt_ns) {
+  CostParams c = zero_costs();
+  c.rx_pkt_ns = rx_pkt_ns;
+  return c;
+}
+
+/// `algo` in the 4.9-6.4 softirq era (ksoftirqd_running() leaves pending softirqs to a runnable
+/// ksoftirqd), the kernels of the 2020 NET_RX tests.
+KernelParams ksoftirqd_era(const std::string& algo) {
+  KernelParams kp;
+  kp.ksoftirqd_mode = "4.9-6.4";
+  kp.sched.algo = algo;
+  return kp;
+}
+
 /// HLT idle (idle_polling off): every remote wakeup of an idle CPU is an IPI.
 KernelParams hlt_idle() {
   KernelParams kp;
@@ -274,12 +290,7 @@ TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
   // packets (468 us of work), woken onto CPU 0 just after W. Under CFS (the 2020 kernels) the
   // softirq's exit schedules ksoftirqd/0 first (its vruntime is not above W's), so W's
   // epoll_wait() returns only when ksoftirqd is done: 42 + 468 = 510 us.
-  KernelParams kp;
-  kp.ksoftirqd_mode = "4.9-6.4";
-  kp.sched.algo = "cfs";
-  CostParams c = zero_costs();
-  c.rx_pkt_ns = 500;
-  Rig r(shape(3), kp, c);
+  Rig r(shape(3), ksoftirqd_era("cfs"), rx_only_costs(500));
   r.k.add_nic(one_queue_nic(4096), "/nic");
   Socket& s = r.k.add_socket(0, 0);
   Epoll& ep = r.k.add_epoll();
@@ -327,12 +338,7 @@ TEST(KernelTest, ThreadWokenFromNetRxOnAnIdleIrqCpuWaitsBehindKsoftirqdThere) {
 /// Where ksoftirqd/0's NET_RX puts an epoll thread W that last ran on CPU 0, CPU 1 idle: returns
 /// W's CPU after the wakeup (see the test below).
 int ksoftirqd_wakee_cpu(const std::string& algo) {
-  KernelParams kp;
-  kp.ksoftirqd_mode = "4.9-6.4";
-  kp.sched.algo = algo;
-  CostParams c = zero_costs();
-  c.rx_pkt_ns = 1000;
-  Rig r(shape(2), kp, c);
+  Rig r(shape(2), ksoftirqd_era(algo), rx_only_costs(1000));
   r.k.add_nic(one_queue_nic(4096), "/nic");
   Socket& mine = r.k.add_socket(0, 0);
   Socket& other = r.k.add_socket(0, 0);
@@ -489,14 +495,10 @@ TEST(KernelTest, RtTimeCutsCapacityAndAnIdleCpuPushesTheLoneTaskOff) {
 /// capacity_of() after each tick from 1 ms, `ksoftirqd` its ksoftirqd's wakeups.
 Nanos push_time_under_irq_floods(const std::string& algo, bool pressure, std::vector<std::int64_t>* cap, int* a_cpu,
                                  std::uint64_t* ksoftirqd) {
-  KernelParams kp;
-  kp.sched.algo = algo;
+  KernelParams kp = ksoftirqd_era(algo);
   kp.idle_polling = false;
-  kp.ksoftirqd_mode = "4.9-6.4";
   kp.sched.capacity_pressure = pressure;
-  CostParams c = zero_costs();
-  c.rx_pkt_ns = 1000;
-  Rig r(shape(2), kp, c);
+  Rig r(shape(2), kp, rx_only_costs(1000));
   r.k.add_nic(one_queue_nic(4096), "/nic");
   Socket& s = r.k.add_socket(0, 0);
   Task& a = r.k.create_task("a", TaskKind::kUser, r.all());
