@@ -981,15 +981,19 @@ class Kernel : public EventSink, public WakeView {
   Task* pick_next_task(Cpu& c);
   /// load_balance() as napisim reduces it (called by newidle_balance() in schedule() and by
   /// rebalance_domains()): pull one runnable, cache-cold task from the busiest CPU of c's LLC to c.
-  /// Returns whether one moved. Otherwise, with capacity_pressure and v6.6 placement, the
-  /// reduced-capacity misfit's active balance (push_active_balance()); `newly_idle` balances
-  /// only while some CPU is overloaded (rd->overload).
+  /// Returns whether one moved. Otherwise, with capacity_pressure, the active balance of a
+  /// reduced-capacity CPU's lone task (push_active_balance()); `newly_idle` balances only while
+  /// some CPU is overloaded (rd->overload).
   bool load_balance(Cpu& c, bool newly_idle);
-  /// sched_reduced_capacity() -> group_misfit_task -> need_active_balance() ->
-  /// voluntary_active_balance() for idle `dst` (v6.0+): the lone CFS task of a CPU whose capacity
-  /// IRQ/RT time has cut (check_cpu_capacity(), and below dst's by imbalance_pct) is pushed to
-  /// dst by that CPU's stopper (stop_one_cpu_nowait()).
+  /// need_active_balance() -> voluntary_active_balance() for idle `dst`: the lone CFS task of a
+  /// CPU whose capacity IRQ/RT time has cut (check_cpu_capacity(), and below dst's by
+  /// imbalance_pct) is pushed to dst by that CPU's stopper (stop_one_cpu_nowait()). v6.0+: the
+  /// lowest such CPU of the LLC (sched_reduced_capacity() -> group_misfit_task); v5.10: the CPU
+  /// busiest_core_queue() finds.
   void push_active_balance(Cpu& dst);
+  bool voluntary_active_balance(const Cpu& src, const Cpu& dst) const;
+  /// v5.10's find_busiest_group() / find_busiest_queue() at the LLC level over SMT-core groups.
+  Cpu* busiest_core_queue(Cpu& dst);
   /// update_cpu_capacity() -> scale_rt_capacity(), after update_irq_load_avg() and the RT average.
   void update_cpu_capacity(Cpu& c);
   /// active_load_balance_cpu_stop(): at c's schedule(), the task its stopper preempted moves.

@@ -4,8 +4,9 @@
 // __schedule() (put_prev / pick_next_task across the RT and fair classes, context-switch cost),
 // scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle, periodic and nohz idle
 // balancing within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from
-// the busiest CPU, and v6.0+'s active balance of a reduced-capacity misfit: scale_rt_capacity(),
-// update_irq_load_avg(), voluntary_active_balance(), active_load_balance_cpu_stop();
+// the busiest CPU, and the active balance of a reduced-capacity CPU's lone task, v6.0+'s misfit
+// and v5.10's through SMT-core groups: scale_rt_capacity(), update_irq_load_avg(),
+// update_sg_lb_stats(), voluntary_active_balance(), active_load_balance_cpu_stop();
 // docs/kernel-napi.md 9.6.1), and PSI
 // "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
 #include <cmath>
@@ -499,9 +500,10 @@ bool Kernel::load_balance(Cpu& c, bool newly_idle) {
   }
   // Nothing queued to pull: a CPU of cut capacity running one CFS task is a misfit group since
   // c82a69629c53 (v6.0), whose running task need_active_balance() has pushed; v5.10's
-  // find_busiest_group() calls such a group balanced (docs/kernel-napi.md 9.6.1). Such a misfit
-  // does not set rd->overload, which newidle_balance() still needs.
-  if (kp_.sched.capacity_pressure && !wake_params_.v5_10 && (!newly_idle || overloaded_.any())) push_active_balance(c);
+  // find_busiest_group() calls such a group balanced unless its SMT core is the busiest group
+  // (docs/kernel-napi.md 9.6.1). Such a misfit does not set rd->overload, which
+  // newidle_balance() still needs.
+  if (kp_.sched.capacity_pressure && (!newly_idle || overloaded_.any())) push_active_balance(c);
   return false;
 }
 
@@ -532,26 +534,110 @@ void Kernel::update_cpu_capacity(Cpu& c) {
   c.cpu_capacity = std::max<std::int64_t>(1, (kMax - used) * (kMax - irq) / kMax);
 }
 
+// voluntary_active_balance() (fair.c v5.10, v6.6) for idle dst and src's lone CFS task, running:
+// check_cpu_capacity(src), and capacity_of(src) * imbalance_pct < capacity_of(dst) * 100; the task
+// allowed on dst and no push already under way (rq->active_balance).
+bool Kernel::voluntary_active_balance(const Cpu& src, const Cpu& dst) const {
+  const std::int64_t pct = wake_params_.imbalance_pct;
+  return src.id != dst.id && src.cfs->nr_running() == 1 && src.curr && !is_rt_policy(src.curr->se.policy) &&
+         src.curr->allowed.test(dst.id) && src.push_cpu < 0 && check_cpu_capacity(src, pct) &&
+         src.cpu_capacity * pct < dst.cpu_capacity * 100;
+}
+
 void Kernel::push_active_balance(Cpu& dst) {
   update_cpu_capacity(dst);
-  const std::int64_t pct = wake_params_.imbalance_pct;
-  Cpu* src = nullptr;
-  for (int i : topo_.cpus_of_llc(topo_.llc_of(dst.id))) {
-    Cpu& s = cpu(i);
-    // The lone task, running, of CFS, allowed on dst, no push already under way (rq->active_balance).
-    if (i == dst.id || nr_running_of(s) != 1 || !s.curr || is_rt_policy(s.curr->se.policy) ||
-        !s.curr->allowed.test(dst.id) || s.push_cpu >= 0)
-      continue;
-    // voluntary_active_balance(): check_cpu_capacity(src), and capacity_of(src) * imbalance_pct <
-    // capacity_of(dst) * 100.
-    if (!check_cpu_capacity(s, pct) || s.cpu_capacity * pct >= dst.cpu_capacity * 100) continue;
-    // find_busiest_queue(): the highest load per capacity, each a lone nice-0 task here: the
-    // lowest capacity, the first on a tie.
-    if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
+  Cpu* src = wake_params_.v5_10 ? busiest_core_queue(dst) : nullptr;
+  if (!wake_params_.v5_10) {
+    for (int i : topo_.cpus_of_llc(topo_.llc_of(dst.id))) {
+      Cpu& s = cpu(i);
+      if (nr_running_of(s) != 1 || !voluntary_active_balance(s, dst)) continue;
+      // find_busiest_queue(): the highest load per capacity, each a lone nice-0 task here: the
+      // lowest capacity, the first on a tie.
+      if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
+    }
+  } else if (src && !voluntary_active_balance(*src, dst)) {
+    src = nullptr;  // v5.10 would count a failure (nr_balance_failed); napisim does not
   }
   if (!src) return;
   src->push_cpu = dst.id;
   resched_curr(*src, dst.id);  // the stopper preempts the task at src's next preemption point
+}
+
+// v5.10's load_balance() at the MC (LLC) level, whose groups are SMT cores, for idle dst once
+// nothing queued could be pulled: update_sd_lb_stats() -> update_sg_lb_stats(), group_classify()
+// (no group_runnable, no misfit or asym groups), update_sd_pick_busiest() over the cores after
+// dst's in the order build_sched_groups() links them; find_busiest_group()'s tests with
+// prefer_sibling (the SMT child domain's SD_PREFER_SIBLING); find_busiest_queue() for
+// migrate_task: the first CPU with the most CFS tasks. Returns that CPU, or null when the domain
+// is balanced. Without SMT a group is one CPU and one task is always balanced.
+Cpu* Kernel::busiest_core_queue(Cpu& dst) {
+  if (!topo_.smt_active()) return nullptr;
+  const std::int64_t pct = wake_params_.imbalance_pct;
+  enum GroupType { kHasSpare = 0, kFullyBusy = 1, kOverloaded = 5 };
+  struct SgStats {
+    int core = -1, sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, weight = 0;
+    std::int64_t capacity = 0, util = 0, load = 0, avg_load = 0;
+    GroupType type = kHasSpare;
+  };
+  const auto stats = [&](int core) {
+    SgStats s;
+    s.core = core;
+    const CpuMask& span = topo_.smt_mask(core);
+    for (int i = span.first(); i >= 0; i = span.next(i)) {
+      const Cpu& c = cpu(i);
+      ++s.weight;
+      s.sum_nr_running += nr_running_of(c);
+      s.sum_h_nr_running += c.cfs->nr_running();
+      if (nr_running_of(c) == 0 && idle_cpu(i)) ++s.idle_cpus;
+      s.capacity += c.cpu_capacity;
+      s.util += std::min<std::int64_t>(cpu_util(i), kSchedCapacityScale);  // cpu_util(): at most capacity_orig
+      s.load += cpu_load(i);
+    }
+    // group_is_overloaded(), group_has_capacity().
+    if (s.sum_nr_running > s.weight && s.capacity * 100 < s.util * pct) {
+      s.type = kOverloaded;
+      s.avg_load = s.load * kSchedCapacityScale / s.capacity;
+    } else if (s.sum_nr_running >= s.weight && s.capacity * 100 <= s.util * pct) {
+      s.type = kFullyBusy;
+    }
+    return s;
+  };
+  const SgStats local = stats(topo_.core_of(dst.id));
+  SgStats busiest;
+  const int nr_cores = topo_.nr_cores();
+  for (int k = 1; k < nr_cores; ++k) {
+    const int core = (local.core + k) % nr_cores;
+    if (!topo_.share_cache(dst.id, core)) continue;
+    const SgStats sg = stats(core);
+    if (sg.sum_h_nr_running == 0) continue;
+    if (busiest.core >= 0) {
+      if (sg.type != busiest.type) {
+        if (sg.type < busiest.type) continue;
+      } else if (sg.type == kOverloaded) {
+        if (sg.avg_load <= busiest.avg_load) continue;
+      } else if (sg.type == kFullyBusy) {
+        continue;  // v5.10: avg_load is not computed for these, so the first one stays
+      } else if (sg.idle_cpus > busiest.idle_cpus ||
+                 (sg.idle_cpus == busiest.idle_cpus && sg.sum_nr_running <= busiest.sum_nr_running)) {
+        continue;
+      }
+    }
+    busiest = sg;
+  }
+  if (busiest.core < 0 || local.type > busiest.type) return nullptr;
+  // force_balance when prefer_sibling and local has spare: busiest runs two more tasks than local.
+  const bool force = local.type == kHasSpare && busiest.sum_nr_running > local.sum_nr_running + 1;
+  if (!force && busiest.type != kOverloaded &&
+      (local.idle_cpus <= busiest.idle_cpus + 1 || busiest.sum_h_nr_running == 1))
+    return nullptr;
+  // calculate_imbalance(), local has spare with prefer_sibling: migrate_task, half the difference
+  // (a fully busy local group's migrate_load is not modelled).
+  if (local.type != kHasSpare || (busiest.sum_nr_running - local.sum_nr_running) / 2 == 0) return nullptr;
+  Cpu* queue = nullptr;
+  const CpuMask& span = topo_.smt_mask(busiest.core);
+  for (int i = span.first(); i >= 0; i = span.next(i))
+    if (cpu(i).cfs->nr_running() > (queue ? queue->cfs->nr_running() : 0)) queue = &cpu(i);
+  return queue;
 }
 
 // active_load_balance_cpu_stop() (fair.c v5.10, v6.6): the stopper runs when src schedules and

@@ -492,17 +492,25 @@ TEST(KernelTest, RtTimeCutsCapacityAndAnIdleCpuPushesTheLoneTaskOff) {
 
 /// CFS hog A on CPU 0 under NET_RX floods of 250 packets of 1 us every 400 us from 10 us, run
 /// in irq_exit() over A; CPU 1 idle. Returns when A left CPU 0 (-1: never); `cap` gets CPU 0's
-/// capacity_of() after each tick from 1 ms, `ksoftirqd` its ksoftirqd's wakeups.
+/// capacity_of() after each tick from 1 ms, `ksoftirqd` its ksoftirqd's wakeups. With `smt`
+/// the host is two cores of two threads (CPU 2 is CPU 0's sibling, core 1 is CPUs 1 and 3, SMT
+/// costing nothing), and with `sibling_hog` hog B is pinned on CPU 2.
 Nanos push_time_under_irq_floods(const std::string& algo, bool pressure, std::vector<std::int64_t>* cap, int* a_cpu,
-                                 std::uint64_t* ksoftirqd) {
+                                 std::uint64_t* ksoftirqd, bool smt = false, bool sibling_hog = false) {
   KernelParams kp = ksoftirqd_era(algo);
   kp.idle_polling = false;
   kp.sched.capacity_pressure = pressure;
-  Rig r(shape(2), kp, rx_only_costs(1000));
+  TopologyParams topo = smt ? shape(2, 2) : shape(2);
+  topo.smt_speed = 1.0;
+  Rig r(topo, kp, rx_only_costs(1000));
   r.k.add_nic(one_queue_nic(4096), "/nic");
   Socket& s = r.k.add_socket(0, 0);
   Task& a = r.k.create_task("a", TaskKind::kUser, r.all());
   start(r.k, a, hog(r.k, a), 0);
+  if (sibling_hog) {
+    Task& b = r.k.create_task("b", TaskKind::kUser, r.only(2));
+    start(r.k, b, hog(r.k, b), 2);
+  }
   At at(r.host);
   Nanos left = -1;
   for (Nanos t = us(10); t < ms(20); t += us(400))
@@ -553,6 +561,36 @@ TEST(KernelTest, IrqTimeCutsCapacityAndTheLoneTaskIsPushedWhenTheSoftirqYields) 
   EXPECT_EQ(cap.back(), 1024);
   EXPECT_EQ(a_cpu, 0);
   EXPECT_EQ(ksoftirqd, 0u);
+}
+
+TEST(KernelTest, V510PushesTheLoneTaskOffAnIrqCpuWhoseSiblingIsBusy) {
+  // v5.10 through its sched groups: two cores of two threads, A on CPU 0 under the floods above,
+  // hog B on CPU 0's sibling (CPU 2), core 1 (CPUs 1, 3) idle. Two CPUs of the LLC are busy, so
+  // every busy tick kicks the idle balancer once the idle CPUs' balance is due: CPUs 3 and 1
+  // balance at 4, 8, 12, 16 ms. At the MC level core 0 is a group of two CPUs running two tasks
+  // and core 1 runs none: prefer_sibling (2 > 0 + 1) forces the balance, migrate_task, and
+  // find_busiest_queue() takes the first CPU with a CFS task, CPU 0. voluntary_active_balance()
+  // pushes its lone task once capacity_of(0) * 117 < 1024 * 100: not at 12 ms (883, as in the
+  // test above), at 16 ms (844; pelt.c's arithmetic continued by hand). No flood is running at
+  // 16 ms (15.61-15.86 ms), so the stopper preempts A at once and it runs on CPU 3, the first
+  // CPU the nohz balancer on CPU 1 balanced.
+  std::vector<std::int64_t> cap;
+  int a_cpu = -1;
+  std::uint64_t ksoftirqd = 0;
+  EXPECT_EQ(push_time_under_irq_floods("cfs", true, &cap, &a_cpu, &ksoftirqd, true, true), ms(16));
+  EXPECT_EQ(cap[11], 883);
+  EXPECT_EQ(cap[15], 844);
+  EXPECT_EQ(a_cpu, 3);
+  // With its sibling idle the core runs one task and is balanced (1 > 0 + 1 fails, and core 1's
+  // two idle CPUs are not more than core 0's one plus one): A stays, as without SMT.
+  cap.clear();
+  EXPECT_EQ(push_time_under_irq_floods("cfs", true, &cap, &a_cpu, &ksoftirqd, true, false), -1);
+  EXPECT_EQ(cap[12], 872);
+  EXPECT_EQ(a_cpu, 0);
+  // Without the capacity model nothing is cut and nothing kicks the balance.
+  cap.clear();
+  EXPECT_EQ(push_time_under_irq_floods("cfs", false, &cap, &a_cpu, &ksoftirqd, true, true), -1);
+  EXPECT_EQ(a_cpu, 0);
 }
 
 TEST(KernelTest, CfsWakeupPreemptionOfLongSleeper) {
