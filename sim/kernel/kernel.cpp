@@ -51,6 +51,7 @@ Kernel::Kernel(HostModel& host, const Topology& topo, const KernelParams& kp, co
   // The kernel zero-fills sd_llc_shared and the first LLC balance writes nr_idle_scan; a run
   // starts on a machine that has long been balancing, idle until now: scan the whole LLC.
   overloaded_ = CpuMask(topo_.nr_cpus());
+  capacity_cut_ = CpuMask(topo_.nr_cpus());
   for (int l = 0; l < topo_.nr_llcs(); ++l)
     llc_nr_idle_scan_.push_back(static_cast<int>(topo_.cpus_of_llc(l).size()));
   llc_avg_scan_cost_.assign(static_cast<std::size_t>(topo_.nr_llcs()), 0);

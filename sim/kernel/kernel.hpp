@@ -1066,6 +1066,7 @@ class Kernel : public EventSink, public WakeView {
   EpollParams epoll_defaults_;
   int handler_cpu_ = -1;               // CPU whose event handler is running (its ready work resumes directly)
   CpuMask overloaded_;                 // CPUs with nr_running >= 2 (root_domain->overload: any set)
+  CpuMask capacity_cut_;               // CPUs whose cpu_capacity fails check_cpu_capacity() at the LLC's imbalance_pct
   Nanos nohz_next_balance_ = 0;        // nohz.next_balance: the earliest due balance of an idle CPU
   std::vector<int> llc_nr_idle_scan_;  // per LLC: sd_llc_shared->nr_idle_scan
   // Per LLC: sd_llc->avg_scan_cost, which select_idle_cpu() itself updates (hence mutable).

@@ -9,6 +9,7 @@
 // update_sg_lb_stats(), voluntary_active_balance(), active_load_balance_cpu_stop();
 // docs/kernel-napi.md 9.6.1), and PSI
 // "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -527,36 +528,45 @@ void Kernel::update_cpu_capacity(Cpu& c) {
   // free = max - avg_rt, scaled by (max - avg_irq) / max; at least 1.
   constexpr std::int64_t kMax = kSchedCapacityScale;
   const std::int64_t irq = c.avg_irq.util_avg, used = c.avg_rt.util_avg;
-  if (irq >= kMax || used >= kMax) {
-    c.cpu_capacity = 1;
-    return;
-  }
-  c.cpu_capacity = std::max<std::int64_t>(1, (kMax - used) * (kMax - irq) / kMax);
+  c.cpu_capacity = irq >= kMax || used >= kMax ? 1 : std::max<std::int64_t>(1, (kMax - used) * (kMax - irq) / kMax);
+  if (check_cpu_capacity(c, wake_params_.imbalance_pct))
+    capacity_cut_.set(c.id);
+  else
+    capacity_cut_.clear(c.id);
 }
 
 // voluntary_active_balance() (fair.c v5.10, v6.6) for idle dst and src's lone CFS task, running:
 // check_cpu_capacity(src), and capacity_of(src) * imbalance_pct < capacity_of(dst) * 100; the task
 // allowed on dst and no push already under way (rq->active_balance).
 bool Kernel::voluntary_active_balance(const Cpu& src, const Cpu& dst) const {
+  // The capacity tests first: they rule out almost every CPU without touching its runqueue.
   const std::int64_t pct = wake_params_.imbalance_pct;
-  return src.id != dst.id && src.cfs->nr_running() == 1 && src.curr && !is_rt_policy(src.curr->se.policy) &&
-         src.curr->allowed.test(dst.id) && src.push_cpu < 0 && check_cpu_capacity(src, pct) &&
-         src.cpu_capacity * pct < dst.cpu_capacity * 100;
+  return check_cpu_capacity(src, pct) && src.cpu_capacity * pct < dst.cpu_capacity * 100 && src.id != dst.id &&
+         src.push_cpu < 0 && src.cfs->nr_running() == 1 && src.curr && !is_rt_policy(src.curr->se.policy) &&
+         src.curr->allowed.test(dst.id);
 }
 
 void Kernel::push_active_balance(Cpu& dst) {
   update_cpu_capacity(dst);
-  Cpu* src = wake_params_.v5_10 ? busiest_core_queue(dst) : nullptr;
+  Cpu* src = nullptr;
+  // voluntary_active_balance() needs check_cpu_capacity(src): only the cut CPUs of dst's LLC.
+  const CpuMask cut = capacity_cut_ & topo_.llc_mask(topo_.llc_of(dst.id));
   if (!wake_params_.v5_10) {
-    for (int i : topo_.cpus_of_llc(topo_.llc_of(dst.id))) {
+    for (int i = cut.first(); i >= 0; i = cut.next(i)) {
       Cpu& s = cpu(i);
       if (nr_running_of(s) != 1 || !voluntary_active_balance(s, dst)) continue;
       // find_busiest_queue(): the highest load per capacity, each a lone nice-0 task here: the
       // lowest capacity, the first on a tie.
       if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
     }
-  } else if (src && !voluntary_active_balance(*src, dst)) {
-    src = nullptr;  // v5.10 would count a failure (nr_balance_failed); napisim does not
+  } else {
+    // The group walk ends in a push only at a CPU voluntary_active_balance() accepts; without
+    // one, skip it (nr_balance_failed is not modelled, so the walk would change nothing).
+    int i = cut.first();
+    while (i >= 0 && !voluntary_active_balance(cpu(i), dst))
+      i = cut.next(i);
+    if (i >= 0) src = busiest_core_queue(dst);
+    if (src && !voluntary_active_balance(*src, dst)) src = nullptr;
   }
   if (!src) return;
   src->push_cpu = dst.id;
@@ -573,6 +583,7 @@ void Kernel::push_active_balance(Cpu& dst) {
 Cpu* Kernel::busiest_core_queue(Cpu& dst) {
   if (!topo_.smt_active()) return nullptr;
   const std::int64_t pct = wake_params_.imbalance_pct;
+  const int nr_cores = topo_.nr_cores();
   enum GroupType { kHasSpare = 0, kFullyBusy = 1, kOverloaded = 5 };
   struct SgStats {
     int core = -1, sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, weight = 0;
@@ -582,18 +593,22 @@ Cpu* Kernel::busiest_core_queue(Cpu& dst) {
   const auto stats = [&](int core) {
     SgStats s;
     s.core = core;
-    const CpuMask& span = topo_.smt_mask(core);
-    for (int i = span.first(); i >= 0; i = span.next(i)) {
+    const int span[] = {core, core + nr_cores};  // the core's two threads (cpu_smt_mask())
+    for (int i : span) {
       const Cpu& c = cpu(i);
       ++s.weight;
       s.sum_nr_running += nr_running_of(c);
       s.sum_h_nr_running += c.cfs->nr_running();
       if (nr_running_of(c) == 0 && idle_cpu(i)) ++s.idle_cpus;
-      s.capacity += c.cpu_capacity;
+    }
+    // group_is_overloaded(), group_has_capacity(): a core with fewer tasks than CPUs has spare
+    // whatever its util, so the PELT sums are read only for the others.
+    if (s.sum_nr_running < s.weight) return s;
+    for (int i : span) {
+      s.capacity += cpu(i).cpu_capacity;
       s.util += std::min<std::int64_t>(cpu_util(i), kSchedCapacityScale);  // cpu_util(): at most capacity_orig
       s.load += cpu_load(i);
     }
-    // group_is_overloaded(), group_has_capacity().
     if (s.sum_nr_running > s.weight && s.capacity * 100 < s.util * pct) {
       s.type = kOverloaded;
       s.avg_load = s.load * kSchedCapacityScale / s.capacity;
@@ -604,7 +619,6 @@ Cpu* Kernel::busiest_core_queue(Cpu& dst) {
   };
   const SgStats local = stats(topo_.core_of(dst.id));
   SgStats busiest;
-  const int nr_cores = topo_.nr_cores();
   for (int k = 1; k < nr_cores; ++k) {
     const int core = (local.core + k) % nr_cores;
     if (!topo_.share_cache(dst.id, core)) continue;
@@ -634,8 +648,7 @@ Cpu* Kernel::busiest_core_queue(Cpu& dst) {
   // (a fully busy local group's migrate_load is not modelled).
   if (local.type != kHasSpare || (busiest.sum_nr_running - local.sum_nr_running) / 2 == 0) return nullptr;
   Cpu* queue = nullptr;
-  const CpuMask& span = topo_.smt_mask(busiest.core);
-  for (int i = span.first(); i >= 0; i = span.next(i))
+  for (int i : {busiest.core, busiest.core + nr_cores})
     if (cpu(i).cfs->nr_running() > (queue ? queue->cfs->nr_running() : 0)) queue = &cpu(i);
   return queue;
 }
