@@ -584,9 +584,10 @@ Cpu* Kernel::busiest_core_queue(Cpu& dst) {
   if (!topo_.smt_active()) return nullptr;
   const std::int64_t pct = wake_params_.imbalance_pct;
   const int nr_cores = topo_.nr_cores();
+  constexpr int kWeight = 2;  // group_weight: a core's two threads
   enum GroupType { kHasSpare = 0, kFullyBusy = 1, kOverloaded = 5 };
   struct SgStats {
-    int core = -1, sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, weight = 0;
+    int core = -1, sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0;
     std::int64_t capacity = 0, util = 0, load = 0, avg_load = 0;
     GroupType type = kHasSpare;
   };
@@ -596,28 +597,30 @@ Cpu* Kernel::busiest_core_queue(Cpu& dst) {
     const int span[] = {core, core + nr_cores};  // the core's two threads (cpu_smt_mask())
     for (int i : span) {
       const Cpu& c = cpu(i);
-      ++s.weight;
       s.sum_nr_running += nr_running_of(c);
       s.sum_h_nr_running += c.cfs->nr_running();
       if (nr_running_of(c) == 0 && idle_cpu(i)) ++s.idle_cpus;
     }
     // group_is_overloaded(), group_has_capacity(): a core with fewer tasks than CPUs has spare
     // whatever its util, so the PELT sums are read only for the others.
-    if (s.sum_nr_running < s.weight) return s;
+    if (s.sum_nr_running < kWeight) return s;
     for (int i : span) {
       s.capacity += cpu(i).cpu_capacity;
       s.util += std::min<std::int64_t>(cpu_util(i), kSchedCapacityScale);  // cpu_util(): at most capacity_orig
       s.load += cpu_load(i);
     }
-    if (s.sum_nr_running > s.weight && s.capacity * 100 < s.util * pct) {
+    if (s.sum_nr_running > kWeight && s.capacity * 100 < s.util * pct) {
       s.type = kOverloaded;
       s.avg_load = s.load * kSchedCapacityScale / s.capacity;
-    } else if (s.sum_nr_running >= s.weight && s.capacity * 100 <= s.util * pct) {
+    } else if (s.capacity * 100 <= s.util * pct) {
       s.type = kFullyBusy;
     }
     return s;
   };
+  // The local group has spare unless dst's sibling runs two tasks or more: then the kernel goes
+  // on to migrate_load (or finds local above busiest), which napisim does not model.
   const SgStats local = stats(topo_.core_of(dst.id));
+  if (local.type != kHasSpare) return nullptr;
   SgStats busiest;
   for (int k = 1; k < nr_cores; ++k) {
     const int core = (local.core + k) % nr_cores;
@@ -638,15 +641,14 @@ Cpu* Kernel::busiest_core_queue(Cpu& dst) {
     }
     busiest = sg;
   }
-  if (busiest.core < 0 || local.type > busiest.type) return nullptr;
+  if (busiest.core < 0) return nullptr;
   // force_balance when prefer_sibling and local has spare: busiest runs two more tasks than local.
-  const bool force = local.type == kHasSpare && busiest.sum_nr_running > local.sum_nr_running + 1;
+  const bool force = busiest.sum_nr_running > local.sum_nr_running + 1;
   if (!force && busiest.type != kOverloaded &&
       (local.idle_cpus <= busiest.idle_cpus + 1 || busiest.sum_h_nr_running == 1))
     return nullptr;
-  // calculate_imbalance(), local has spare with prefer_sibling: migrate_task, half the difference
-  // (a fully busy local group's migrate_load is not modelled).
-  if (local.type != kHasSpare || (busiest.sum_nr_running - local.sum_nr_running) / 2 == 0) return nullptr;
+  // calculate_imbalance(), local has spare with prefer_sibling: migrate_task, half the difference.
+  if ((busiest.sum_nr_running - local.sum_nr_running) / 2 == 0) return nullptr;
   Cpu* queue = nullptr;
   for (int i : {busiest.core, busiest.core + nr_cores})
     if (cpu(i).cfs->nr_running() > (queue ? queue->cfs->nr_running() : 0)) queue = &cpu(i);
