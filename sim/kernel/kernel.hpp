@@ -991,6 +991,8 @@ class Kernel : public EventSink, public WakeView {
   /// lowest such CPU of the LLC (sched_reduced_capacity() -> group_misfit_task); v5.10: the CPU
   /// busiest_core_queue() finds.
   void push_active_balance(Cpu& dst);
+  /// The test both eras share: src's capacity cut (check_cpu_capacity()) and below idle dst's by
+  /// imbalance_pct, its lone running CFS task allowed on dst, no push under way from src.
   bool voluntary_active_balance(const Cpu& src, const Cpu& dst) const;
   /// v5.10's find_busiest_group() / find_busiest_queue() at the LLC level over SMT-core groups.
   Cpu* busiest_core_queue(Cpu& dst);
