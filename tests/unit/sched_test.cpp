@@ -490,16 +490,25 @@ TEST(KernelTest, RtTimeCutsCapacityAndAnIdleCpuPushesTheLoneTaskOff) {
   EXPECT_EQ(a_exec, ms(9));
 }
 
+/// CONFIG_IRQ_TIME_ACCOUNTING for push_time_under_irq_floods(), and what it reads at 20 ms.
+struct IrqAccounting {
+  bool on = true;
+  Nanos a_exec = -1, cpu0_irq = -1;
+};
+
 /// CFS hog A on CPU 0 under NET_RX floods of 250 packets of 1 us every 400 us from 10 us, run
 /// in irq_exit() over A; CPU 1 idle. Returns when A left CPU 0 (-1: never); `cap` gets CPU 0's
 /// capacity_of() after each tick from 1 ms, `ksoftirqd` its ksoftirqd's wakeups. With `smt`
 /// the host is two cores of two threads (CPU 2 is CPU 0's sibling, core 1 is CPUs 1 and 3, SMT
-/// costing nothing), and with `sibling_hog` hog B is pinned on CPU 2.
+/// costing nothing), and with `sibling_hog` hog B is pinned on CPU 2. `acct`, if given, sets
+/// IRQ time accounting and gets A's charged runtime and CPU 0's irq time at 20 ms.
 Nanos push_time_under_irq_floods(const std::string& algo, bool pressure, std::vector<std::int64_t>* cap, int* a_cpu,
-                                 std::uint64_t* ksoftirqd, bool smt = false, bool sibling_hog = false) {
+                                 std::uint64_t* ksoftirqd, bool smt = false, bool sibling_hog = false,
+                                 IrqAccounting* acct = nullptr) {
   KernelParams kp = ksoftirqd_era(algo);
   kp.idle_polling = false;
   kp.sched.capacity_pressure = pressure;
+  if (acct) kp.irq_time_accounting = acct->on;
   TopologyParams topo = smt ? shape(2, 2) : shape(2);
   topo.smt_speed = 1.0;
   Rig r(topo, kp, rx_only_costs(1000));
@@ -522,6 +531,11 @@ Nanos push_time_under_irq_floods(const std::string& algo, bool pressure, std::ve
       if (left < 0 && a.cpu != 0) left = r.k.now();
     });
   r.run_to(ms(20));
+  if (acct) {
+    const ClassTimes t = r.k.cpu_times_at(r.cpu(0), r.k.now());
+    acct->cpu0_irq = t[static_cast<std::size_t>(CpuClass::kHardirq)] + t[static_cast<std::size_t>(CpuClass::kSoftirq)];
+    acct->a_exec = a.exec_ns;
+  }
   r.settle();
   *a_cpu = a.cpu;
   *ksoftirqd = r.cpu(0).ksoftirqd_wakeups;
@@ -561,6 +575,30 @@ TEST(KernelTest, IrqTimeCutsCapacityAndTheLoneTaskIsPushedWhenTheSoftirqYields) 
   EXPECT_EQ(cap.back(), 1024);
   EXPECT_EQ(a_cpu, 0);
   EXPECT_EQ(ksoftirqd, 0u);
+}
+
+TEST(KernelTest, WithoutIrqTimeAccountingNetRxIsTheInterruptedTasksTimeAndCutsNoCapacity) {
+  // !CONFIG_IRQ_TIME_ACCOUNTING: irqtime_account_irq() does not exist, rq->clock_task runs on
+  // through hardirq and softirq, so update_curr() charges the interrupted task with them and
+  // update_irq_load_avg() sees none. The floods above over hog A, v6.6 with the capacity model:
+  // capacity_of(0) stays 1024, nothing pushes A, and by the 20 ms tick A has been charged all
+  // 20 ms it was current, NET_RX included; with accounting on (and no push: the capacity model
+  // off) A is charged 20 ms less CPU 0's irq time: 50 floods (10 us + k * 400 us, k < 50) of 250
+  // packets at 1 us, all in irq_exit(), 12.5 ms, so 7.5 ms.
+  std::vector<std::int64_t> cap;
+  int a_cpu = -1;
+  std::uint64_t ksoftirqd = 0;
+  IrqAccounting off{false};
+  EXPECT_EQ(push_time_under_irq_floods("eevdf", true, &cap, &a_cpu, &ksoftirqd, false, false, &off), -1);
+  EXPECT_EQ(cap, std::vector<std::int64_t>(19, 1024));
+  EXPECT_EQ(a_cpu, 0);
+  EXPECT_EQ(ksoftirqd, 0u);
+  EXPECT_EQ(off.cpu0_irq, us(12500));
+  EXPECT_EQ(off.a_exec, ms(20));
+  IrqAccounting on{true};
+  EXPECT_EQ(push_time_under_irq_floods("eevdf", false, &cap, &a_cpu, &ksoftirqd, false, false, &on), -1);
+  EXPECT_EQ(on.cpu0_irq, us(12500));
+  EXPECT_EQ(on.a_exec, us(7500));
 }
 
 TEST(KernelTest, V510PushesTheLoneTaskOffAnIrqCpuWhoseSiblingIsBusy) {
