@@ -19,6 +19,12 @@
 //   - An owner that last ran on another core pays the whole refill, plus the topology's
 //     remote_llc_penalty_ns (another LLC) or remote_node_penalty_ns x distance / 10 (another
 //     node): a migration, or a NAPI polled by a CPU other than the last.
+//   - A socket is not an owner but shared data: its fast-path lines (the lock, the queues, tcp_sock's
+//     sequence state) are written by whoever handles it, NET_RX on the IRQ CPU and the application
+//     in recvmsg()/sendmsg() and by tcp_wfree() on TX completion. Writing them on a core other than
+//     the one that wrote them last moves them: sk_bounce_ns, whatever ran since (the lines are
+//     modified in one core's cache until another asks for them). RFS and busy polling, which bring
+//     the two ends onto one core, avoid it.
 //   - A busy SMT sibling slows a CPU's work by topology smt_speed (cpu.cpp set_smt_busy()) and, as
 //     its work counts in W, displaces the lines the two share.
 //
@@ -77,6 +83,13 @@ void Kernel::cache_enter(Cpu& c, Slot& s) {
   }
   c.cache_owner = &o;
   s.remaining += refill;
+}
+
+Nanos Kernel::sk_touch(Socket& s, int cpu) {
+  const int last = s.sk_cpu;
+  s.sk_cpu = cpu;
+  if (!kp_.cache_model || last < 0 || topo_.same_core(last, cpu)) return 0;
+  return costs_.sk_bounce_ns;
 }
 
 }  // namespace napisim

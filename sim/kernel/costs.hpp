@@ -35,6 +35,11 @@ struct CostParams {
   // foreign work of cache_evict_ns displaces 1 - 1/e of it, a few kernel paths' worth.
   std::int64_t cache_refill_ns = 2000;  // [INFER]
   std::int64_t cache_evict_ns = 2000;   // [INFER]
+  // A socket's written fast-path lines moving to another core (cache.cpp sk_touch()): tcp_sock's
+  // fast path spans 12 cache lines as of v6.5 (Documentation/networking/net_cachelines, net-next
+  // 14006f1d8fa2) [CODE], each a miss served from another core's cache, 32 ns on an E5-2650
+  // (J. D. Brouer, kernel-napi 8.5) [MEAS]: 12 x 32 ns.
+  std::int64_t sk_bounce_ns = 384;
   // NAPI / driver / GRO.
   std::int64_t napi_poll_ns = 150;  // fixed cost of one napi->poll() call [INFER]
   std::int64_t rx_pkt_ns =
@@ -116,6 +121,8 @@ struct CostParams {
       "Refill of a working set the core's private caches no longer hold (kernel.cache_model)", r);
     v("cache_evict_ns", &CostParams::cache_evict_ns, "ns",
       "Other owners' work on a core that displaces 1 - 1/e of a working set from its private caches (0: any)", r);
+    v("sk_bounce_ns", &CostParams::sk_bounce_ns, "ns",
+      "A socket's written fast-path lines moved from the core that wrote them last (kernel.cache_model)", r);
     v("napi_poll_ns", &CostParams::napi_poll_ns, "ns", "Fixed cost of one napi->poll() call", r);
     v("rx_pkt_ns", &CostParams::rx_pkt_ns, "ns", "Driver RX per packet: descriptor reap and skb build", r);
     v("gro_seg_ns", &CostParams::gro_seg_ns, "ns", "GRO per received segment", r);

@@ -418,7 +418,7 @@ class Kernel : public EventSink, public WakeView {
   /// 0); the trains before it leave the log. The socket's last train's when it keeps no log or
   /// the log is empty.
   RxPath path_through(int sock, std::int64_t end);
-  Nanos skb_cost(const Skb& skb) const;  // protocol cost charged before delivery
+  Nanos skb_cost(const Skb& skb, int cpu);  // protocol cost charged before delivery on `cpu`
   void sk_data_ready(Ctx ctx, Socket& s);
   /// ep_poll(): timeout -1 blocks, 0 returns at once (the application's own busy loop).
   /// With `owed`, the call returns as the transfer of the events begins and leaves its CPU time
@@ -958,6 +958,9 @@ class Kernel : public EventSink, public WakeView {
   /// Non-idle ns of c so far (accounted or not), and of its core's CPUs (c and its SMT sibling).
   Nanos busy_ns(const Cpu& c) const;
   Nanos core_busy_ns(const Cpu& c) const;
+  /// A socket's write-shared fast-path lines written on `cpu`: what moving them from the core
+  /// that wrote them last costs (cache.cpp).
+  Nanos sk_touch(Socket& s, int cpu);
   void rearm(Cpu& c, Nanos at);
   void set_smt_busy(Cpu& c, bool busy);
   void start_hardirq(Cpu& c, std::uint64_t code);

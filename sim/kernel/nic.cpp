@@ -355,7 +355,10 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
   for (std::int64_t i = 0; i < ntx && !ch.tx_written.empty(); ++i) {
     const TxDesc d = ch.tx_written.front();
     ch.tx_written.pop_front();
-    if (d.truesize > 0) tcp_wfree(ctx, d.sock, d.truesize);
+    if (d.truesize > 0) {
+      cost += sk_touch(socket(d.sock), ctx_cpu(ctx));  // sk_wmem_alloc, tsq_flags
+      tcp_wfree(ctx, d.sock, d.truesize);
+    }
   }
   // Per skb: packet memory on the NIC's node read from this CPU's node (0 when local).
   const Nanos remote = numa_remote_ns(topo_, ctx_cpu(ctx), static_cast<int>(ch.nic->params.numa_node));
@@ -404,7 +407,7 @@ Proc<int> Kernel::driver_poll(Ctx ctx, Napi& n, int budget) {
     }
     ch.ring.pop_front();
     skb.rps_cpu = rps_ ? get_rps_cpu(ctx_cpu(ctx), ch, skb) : -1;
-    cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb)) + remote;
+    cost += (skb.rps_cpu >= 0 ? costs_.rps_enqueue_ns : skb_cost(skb, ctx_cpu(ctx))) + remote;
     if (skb.rps_cpu >= 0) steered += skb.segs;
     batch.put(static_cast<std::size_t>(nb++), skb);
     rx_count += skb.segs;

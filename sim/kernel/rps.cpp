@@ -150,7 +150,7 @@ void Kernel::net_rps_send_ipis(Cpu& c) {
 Proc<void> Kernel::deliver_skbs(Ctx ctx, const Skb* skbs, int n, const TrainStamps* stamps) {
   Nanos cost = 0;
   for (int i = 0; i < n; ++i)
-    cost += skb_cost(skbs[i]);
+    cost += skb_cost(skbs[i], ctx_cpu(ctx));
   co_await exec(ctx, cost);
   const std::uint64_t acks = delayed_acks_;
   netif_receive_skb_list(ctx, skbs, n, stamps);

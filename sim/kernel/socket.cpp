@@ -80,12 +80,14 @@ Proc<void> Kernel::epoll_ctl_mod(Task& t, Epoll& ep, Socket& s, std::uint8_t eve
   ep_modify(ep, s, events, t.cpu);
 }
 
-Nanos Kernel::skb_cost(const Skb& skb) const {
-  const Socket& s = sockets_[skb.sock];
+Nanos Kernel::skb_cost(const Skb& skb, int cpu) {
+  Socket& s = sockets_[skb.sock];
   if (s.tcp_state != TcpState::kEstablished) [[unlikely]]
     return listen_rcv_cost(s, skb);
-  if (skb.ack_only) return costs_.rx_ack_ns;
-  Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns;
+  // tcp_v4_rcv(): bh_lock_sock() and tcp_rcv_established() write the socket's fast-path lines.
+  const Nanos bounce = sk_touch(s, cpu);
+  if (skb.ack_only) return costs_.rx_ack_ns + bounce;
+  Nanos c = costs_.rx_skb_ns + costs_.sk_data_ready_ns + bounce;
   // The ACK of an skb of two or more segments; the kernel's TCP charges its ACKs where it sends
   // them (Kernel::take_tcp_owed()).
   if (skb.segs >= 2 && !s.tcp) c += costs_.tx_ack_ns;
@@ -367,7 +369,8 @@ std::int64_t Kernel::recv_take(Task& t, Socket& s, std::int64_t max_bytes, Nanos
       n > 0 && s.nic >= 0
           ? numa_remote_ns(topo_, t.cpu, static_cast<int>(nics_[static_cast<std::size_t>(s.nic)]->params.numa_node))
           : 0;
-  *cost = costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote;
+  // lock_sock() and tcp_recvmsg_locked() (copied_seq, the receive queue) write its lines.
+  *cost = costs_.syscall_ns + costs_.recv_ns + n * costs_.copy_ns_per_kb / 1024 + remote + sk_touch(s, t.cpu);
   if (s.tcp && n > 0) tcp_rcv_space_adjust(s, *s.tcp);  // tcp_recvmsg_locked(), after the copy
   if (s.tcp && tcp_cleanup_rbuf_wanted(s, *s.tcp, n)) {
     // tcp_recvmsg() -> tcp_cleanup_rbuf(): here as the data is taken; an ACK it sends adds its CPU
@@ -410,7 +413,8 @@ Nanos Kernel::send_cost(Task& t, Socket& s, std::int64_t bytes) {
   const std::int64_t tso = s.lo_peer >= 0 ? lo_xmit_skbs(bytes) : kp_.net.tso_count(bytes);
   s.rfs_cpu = t.cpu;
   const Nanos lo = s.lo_peer >= 0 ? tso * costs_.rps_enqueue_ns : 0;  // __netif_rx per skb
-  return costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns + bytes * costs_.copy_ns_per_kb / 1024 + lo;
+  return costs_.syscall_ns + costs_.send_ns + tso * costs_.tx_tso_ns + bytes * costs_.copy_ns_per_kb / 1024 + lo +
+         sk_touch(s, t.cpu);  // lock_sock(), tcp_sendmsg_locked(): write_seq, the write queue
 }
 
 Proc<void> Kernel::sys_send(Task& t, Socket& s, std::int64_t bytes) {

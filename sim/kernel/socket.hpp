@@ -48,6 +48,7 @@ struct alignas(64) Socket {
   std::uint8_t ep_events = kEpollIn;            // epi->event.events: the epoll interest mask (kEpollIn/kEpollOut)
   TcpState tcp_state = TcpState::kEstablished;  // kClose/kSynRecv only for a listener's connections
   int listener = -1;                            // the listener it is accepted from (inet_csk.hpp), or -1
+  int sk_cpu = -1;  // the CPU whose caches hold its written fast-path lines (cache.cpp sk_touch())
   // SO_TIMESTAMPING-style receive stamps (opt-in, for workloads that measure in-application
   // queueing): each queued skb leaves (rcv_nxt after it, time it became readable) in rx_stamps
   // until the workload consumes it.

@@ -152,5 +152,61 @@ TEST(CacheTest, AnSmtSiblingsWorkDisplacesTheCoresLines) {
   EXPECT_EQ(t.exec_ns, us(12) + us(5) + 1836);
 }
 
+/// Reads the socket twice, each time as soon as data arrives, then sleeps forever.
+Proc<void> reader_twice(Kernel& k, Task& t, Socket& s, WaitQueue& wq) {
+  co_await k.sys_recv_wait(t, s, 1 << 20);
+  co_await k.sys_recv_wait(t, s, 1 << 20);
+  co_await k.sleep_on(t, wq);
+}
+
+/// The socket-bounce rig: NET_RX on CPU 0 (the NIC's IRQ CPU) delivers a packet at 5 us and one
+/// at 20 us to a reader pinned to CPU 1; every cost is 0 but sk_bounce_ns 400 (no refills).
+/// Returns {the reader's CPU time after its first read, after both; CPU 0's softirq time}.
+std::tuple<Nanos, Nanos, Nanos> socket_bounces(const TopologyParams& tp, bool cache_model) {
+  CostParams c = zero_costs();
+  c.sk_bounce_ns = 400;
+  KernelParams kp;
+  kp.cache_model = cache_model;
+  Rig r(tp, kp, c);
+  r.k.add_nic(one_queue_nic(), "/nic");
+  Socket& s = r.k.add_socket(0, 0);
+  At at(r.host);
+  WaitQueue wq;
+  Nanos first = -1;
+  Task& t = r.k.create_task("reader", TaskKind::kUser, r.only(1));
+  start(r.k, t, reader_twice(r.k, t, s, wq), 1);
+  at(us(5), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  at(us(15), [&] {
+    r.settle();
+    first = t.exec_ns;
+  });
+  at(us(20), [&] { r.k.nic_rx(0, pkt(s.id)); });
+  r.run_to(us(60));
+  r.settle();
+  r.k.update_exec(r.cpu(0));
+  return {first, t.exec_ns, r.cpu(0).time[kSoftirq]};
+}
+
+TEST(CacheTest, ASocketWrittenOnAnotherCorePaysForItsLinesEachTimeTheyMove) {
+  // Two cores. At 5 us NET_RX on CPU 0 is the socket's first writer: nothing to move. The reader's
+  // recvmsg() on CPU 1 then takes the lines from CPU 0's core: 400 ns. At 20 us NET_RX takes them
+  // back (400 ns of softirq on CPU 0) and the second read moves them again (400 ns): 800 ns of the
+  // reader's. Nothing else is charged: the owners' refills are 0.
+  auto [first, both, softirq] = socket_bounces(shape(2), true);
+  EXPECT_EQ(first, 400);
+  EXPECT_EQ(both, 800);
+  EXPECT_EQ(softirq, 400);
+  // SMT siblings share L1 and L2: NET_RX on CPU 0 and the reader on CPU 1 of one core move nothing.
+  auto [smt_first, smt_both, smt_softirq] = socket_bounces(shape(1, 2), true);
+  EXPECT_EQ(smt_first, 0);
+  EXPECT_EQ(smt_both, 0);
+  EXPECT_EQ(smt_softirq, 0);
+  // kernel.cache_model false: no surcharge.
+  auto [off_first, off_both, off_softirq] = socket_bounces(shape(2), false);
+  EXPECT_EQ(off_first, 0);
+  EXPECT_EQ(off_both, 0);
+  EXPECT_EQ(off_softirq, 0);
+}
+
 }  // namespace
 }  // namespace napisim
