@@ -89,6 +89,9 @@ struct alignas(64) Cpu {
   bool util_busy = false;
   Nanos psi_some_ns = 0, psi_nonidle_ns = 0;
   Nanos last_balance = 0;
+  // The MC (LLC) domain's sd->nr_balance_failed (fair.c v5.10): periodic balances in a row that
+  // found the SMT cores unbalanced and moved nothing (push_active_balance()).
+  int nr_balance_failed = 0;
   bool nohz_kick_pending = false;  // nohz_flags(cpu) & NOHZ_KICK_MASK: a kick_ilb() IPI is on its way
   Task* ksoftirqd = nullptr;
   // rq->avg_idle (update_avg() of each idle spell a wakeup ends, capped at twice

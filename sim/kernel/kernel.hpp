@@ -988,12 +988,13 @@ class Kernel : public EventSink, public WakeView {
   /// reduced-capacity CPU's lone task (push_active_balance()); `newly_idle` balances only while
   /// some CPU is overloaded (rd->overload).
   bool load_balance(Cpu& c, bool newly_idle);
-  /// need_active_balance() -> voluntary_active_balance() for idle `dst`: the lone CFS task of a
-  /// CPU whose capacity IRQ/RT time has cut (check_cpu_capacity(), and below dst's by
-  /// imbalance_pct) is pushed to dst by that CPU's stopper (stop_one_cpu_nowait()). v6.0+: the
-  /// lowest such CPU of the LLC (sched_reduced_capacity() -> group_misfit_task); v5.10: the CPU
-  /// busiest_core_queue() finds.
-  void push_active_balance(Cpu& dst);
+  /// need_active_balance() for idle `dst`: the lone CFS task of a CPU whose capacity IRQ/RT time
+  /// has cut (voluntary_active_balance(): check_cpu_capacity(), and below dst's by imbalance_pct)
+  /// is pushed to dst by that CPU's stopper (stop_one_cpu_nowait()). v6.0+: the lowest such CPU of
+  /// the LLC (sched_reduced_capacity() -> group_misfit_task); v5.10: the CPU busiest_core_queue()
+  /// finds, whose running task is also pushed once dst's periodic balances have failed more than
+  /// cache_nice_tries + 2 times in a row (nr_balance_failed; not counted when `newly_idle`).
+  void push_active_balance(Cpu& dst, bool newly_idle);
   /// The test both eras share: src's capacity cut (check_cpu_capacity()) and below idle dst's by
   /// imbalance_pct, its lone running CFS task allowed on dst, no push under way from src.
   bool voluntary_active_balance(const Cpu& src, const Cpu& dst) const;

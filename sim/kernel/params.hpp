@@ -60,7 +60,9 @@ struct SchedParams {
     v("capacity_pressure", &SchedParams::capacity_pressure, "",
       "capacity_of() is what RT and IRQ time leave of a CPU (scale_rt_capacity()): wake_affine_weight() and "
       "SIS_UTIL read it, and an idle CPU's balance pushes the lone task off a CPU whose capacity IRQ time has "
-      "cut (voluntary_active_balance()). Off: every CPU keeps 1024 and a lone running task is never moved");
+      "cut (voluntary_active_balance()), or under the CFS kernels (v5.10) off an SMT core running two while a "
+      "core idles, after cache_nice_tries + 2 failed balances (nr_balance_failed). Off: every CPU keeps 1024 and "
+      "a lone running task is never moved");
     v("preempt", &SchedParams::preempt, "",
       "Preemption model: full preempts kernel code at interrupt return; voluntary/none only at cond_resched "
       "or return to user",

@@ -5,8 +5,9 @@
 // scheduler_tick(), PELT utilization for SIS_UTIL (pelt.hpp), newidle, periodic and nohz idle
 // balancing within an LLC (load_balance() reduced to pulling one runnable, cache-cold task from
 // the busiest CPU, and the active balance of a reduced-capacity CPU's lone task, v6.0+'s misfit
-// and v5.10's through SMT-core groups: scale_rt_capacity(), update_irq_load_avg(),
-// update_sg_lb_stats(), voluntary_active_balance(), active_load_balance_cpu_stop();
+// and v5.10's through SMT-core groups, voluntary or after nr_balance_failed passes
+// cache_nice_tries + 2: scale_rt_capacity(), update_irq_load_avg(), update_sg_lb_stats(),
+// voluntary_active_balance(), need_active_balance(), active_load_balance_cpu_stop();
 // docs/kernel-napi.md 9.6.1), and PSI
 // "cpu some" (psi.c test_state: SOME = tasks[NR_RUNNING] > oncpu). Kernel version mirrored: v6.6.
 #include <algorithm>
@@ -415,12 +416,22 @@ void Kernel::nohz_balancer_kick(Cpu& c) {
     Cpu& ilb = cpu(i);
     if (ilb.nohz_kick_pending) return;
     ilb.nohz_kick_pending = true;
-    send_call_function_single_ipi(i, irq_code(kIrqIpiNohz, 0));  // smp_call_function_single_async()
+    // v5.8+ (b2a02fc43a1f): smp_call_function_single_async(), which on a CPU polling in idle sets
+    // TIF_NEED_RESCHED instead of sending the IPI, and nohz_csd_func() then sees need_resched()
+    // and skips the balance (until ea9cffc0a154, v6.13, in the 6.6.y and 6.1.y stable kernels
+    // from Dec 2024): v6.6 as released, the EEVDF rows' 2024 kernels. The CFS rows' 2020 kernels
+    // kick with smp_send_reschedule() (kick_ilb(), v5.4-v5.7), an IPI in every idle state, and
+    // scheduler_ipi() balances when got_nohz_idle_kick() finds the CPU idle without need_resched().
+    if (wake_params_.v5_10)
+      raise_irq(i, irq_code(kIrqIpiNohz, 0), host_.now() + costs_.ipi_latency_ns);
+    else
+      send_call_function_single_ipi(i, irq_code(kIrqIpiNohz, 0));
     return;
   }
 }
 
-// nohz_csd_func() raises SCHED_SOFTIRQ on the kicked CPU if it is still idle; its
+// nohz_csd_func() (v6.6; scheduler_ipi() before v5.8) raises SCHED_SOFTIRQ on the kicked CPU if it
+// is still idle without need_resched() (set by a polled kick since v5.8: nohz_balancer_kick()); its
 // run_rebalance_domains() -> nohz_idle_balance() -> _nohz_idle_balance() (v6.6) walks the idle
 // CPUs in order, balancing each whose rq->next_balance is due (rebalance_domains(rq, CPU_IDLE)),
 // itself last, and stops as soon as it has work of its own (need_resched()). nohz.next_balance
@@ -504,7 +515,7 @@ bool Kernel::load_balance(Cpu& c, bool newly_idle) {
   // find_busiest_group() calls such a group balanced unless its SMT core is the busiest group
   // (docs/kernel-napi.md 9.6.1). Such a misfit does not set rd->overload, which
   // newidle_balance() still needs.
-  if (kp_.sched.capacity_pressure && (!newly_idle || overloaded_.any())) push_active_balance(c);
+  if (kp_.sched.capacity_pressure && (!newly_idle || overloaded_.any())) push_active_balance(c, newly_idle);
   return false;
 }
 
@@ -546,12 +557,12 @@ bool Kernel::voluntary_active_balance(const Cpu& src, const Cpu& dst) const {
          src.curr->allowed.test(dst.id);
 }
 
-void Kernel::push_active_balance(Cpu& dst) {
+void Kernel::push_active_balance(Cpu& dst, bool newly_idle) {
   update_cpu_capacity(dst);
   Cpu* src = nullptr;
-  // voluntary_active_balance() needs check_cpu_capacity(src): only the cut CPUs of dst's LLC.
-  const CpuMask cut = capacity_cut_ & topo_.llc_mask(topo_.llc_of(dst.id));
   if (!wake_params_.v5_10) {
+    // voluntary_active_balance() needs check_cpu_capacity(src): only the cut CPUs of dst's LLC.
+    const CpuMask cut = capacity_cut_ & topo_.llc_mask(topo_.llc_of(dst.id));
     for (int i = cut.first(); i >= 0; i = cut.next(i)) {
       Cpu& s = cpu(i);
       if (nr_running_of(s) != 1 || !voluntary_active_balance(s, dst)) continue;
@@ -559,16 +570,30 @@ void Kernel::push_active_balance(Cpu& dst) {
       // lowest capacity, the first on a tie.
       if (!src || s.cpu_capacity < src->cpu_capacity) src = &s;
     }
+    if (!src) return;
   } else {
-    // The group walk ends in a push only at a CPU voluntary_active_balance() accepts; without
-    // one, skip it (nr_balance_failed is not modelled, so the walk would change nothing).
-    int i = cut.first();
-    while (i >= 0 && !voluntary_active_balance(cpu(i), dst))
-      i = cut.next(i);
-    if (i >= 0) src = busiest_core_queue(dst);
-    if (src && !voluntary_active_balance(*src, dst)) src = nullptr;
+    // load_balance() at the MC level (fair.c v5.10): a balanced domain clears the failure count
+    // (out_balanced). Nothing queued was pulled, so an imbalance is a failure (ld_moved 0),
+    // counted on periodic balances only ("We do not want newidle balance, which can be very
+    // frequent, pollute the failure counter"). need_active_balance(): voluntary, or
+    // nr_balance_failed > cache_nice_tries + 2; the kick sets it to cache_nice_tries + 1.
+    constexpr int kCacheNiceTries = 1;  // sd_init(): SD_SHARE_PKG_RESOURCES (the MC domain)
+    src = busiest_core_queue(dst);
+    if (!src) {
+      dst.nr_balance_failed = 0;
+      return;
+    }
+    if (!newly_idle) ++dst.nr_balance_failed;
+    const bool voluntary = voluntary_active_balance(*src, dst);
+    if (!voluntary && dst.nr_balance_failed <= kCacheNiceTries + 2) return;
+    // "don't kick the active_load_balance_cpu_stop, if the curr task on busiest CPU can't be
+    // moved to dst_cpu" (out_one_pinned: the count stays).
+    if (!src->curr || !src->curr->allowed.test(dst.id)) return;
+    dst.nr_balance_failed = kCacheNiceTries + 1;
+    // No second push while one is under way (busiest->active_balance); napisim's stopper moves
+    // the CFS task it preempted, so an RT curr is not pushed.
+    if (!voluntary && (src->push_cpu >= 0 || is_rt_policy(src->curr->se.policy))) return;
   }
-  if (!src) return;
   src->push_cpu = dst.id;
   resched_curr(*src, dst.id);  // the stopper preempts the task at src's next preemption point
 }

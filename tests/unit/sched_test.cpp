@@ -444,6 +444,85 @@ TEST(KernelTest, NohzIdleBalanceFromABusyTickMovesAWaitingTaskToAnIdleCpu) {
   }
 }
 
+// The same kick to a CPU that polls in idle (TIF_POLLING_NRFLAG, mwait), both hogs allowed
+// anywhere. The 2020 kernels of the CFS rows kick with smp_send_reschedule() (v5.4-v5.7
+// kick_ilb()), an IPI in every idle state that leaves the idle loop polling on: the waiting hog
+// moves to CPU 2 at 4 ms as above. v6.6 as released kicks with smp_call_function_single_async(),
+// which sets TIF_NEED_RESCHED on a polling CPU instead of sending the IPI (no IPI counted), and
+// nohz_csd_func() skips the balance on seeing need_resched() (v5.8's b2a02fc43a1f until
+// ea9cffc0a154, v6.13); the flag sends CPU 1 through schedule_idle(), whose newidle balance
+// pulls the waiting hog (cold: it never ran) at 1 ms instead.
+TEST(KernelTest, NohzKickOfAPollingIdleCpuBalancesIn2020KernelsAndIsSkippedInV66) {
+  for (const std::string algo : {"cfs", "eevdf"}) {
+    const bool cfs = algo == "cfs";
+    KernelParams kp;
+    kp.idle_polling = true;
+    kp.sched.algo = algo;
+    kp.sched.base_slice_ns = ms(100);
+    kp.sched.sched_latency_ns = ms(100);
+    Rig r(shape(4), kp, zero_costs());
+    Task& a = r.k.create_task("a", TaskKind::kUser, r.all());
+    Task& b = r.k.create_task("b", TaskKind::kUser, r.all());
+    start(r.k, a, hog(r.k, a), 0);
+    start(r.k, b, hog(r.k, b), 0);
+    r.run_to(ms(10));
+    r.settle();
+    Task& moved = a.cpu == 0 ? b : a;
+    EXPECT_EQ(r.cpu(1).ipis, cfs ? 3u : 0u) << algo << ": kicks at 1, 4 and 8 ms";
+    EXPECT_EQ(moved.cpu, cfs ? 2 : 1) << algo;
+    EXPECT_EQ(moved.exec_ns, cfs ? ms(6) : ms(9)) << algo;
+    EXPECT_EQ(moved.migrations, 1u) << algo;
+    EXPECT_EQ(a.exec_ns + b.exec_ns, moved.exec_ns + ms(10)) << algo;
+  }
+}
+
+/// Hogs A on CPU 0 and, with `sibling`, B on CPU 2 (CPU 0's SMT sibling), both allowed anywhere,
+/// on two cores of two threads (core 1: CPUs 1 and 3) under v5.10's CFS with the capacity model
+/// as given and idle CPUs that poll. Returns when A left CPU 0 (-1: never) and its CPU at 30 ms.
+Nanos stacked_sibling_push(bool sibling, bool pressure, int* a_cpu) {
+  KernelParams kp;
+  kp.idle_polling = true;
+  kp.sched.algo = "cfs";
+  kp.sched.capacity_pressure = pressure;
+  TopologyParams topo = shape(2, 2);
+  topo.smt_speed = 1.0;
+  Rig r(topo, kp, zero_costs());
+  Task& a = r.k.create_task("a", TaskKind::kUser, r.all());
+  start(r.k, a, hog(r.k, a), 0);
+  if (sibling) {
+    Task& b = r.k.create_task("b", TaskKind::kUser, r.all());
+    start(r.k, b, hog(r.k, b), 2);
+  }
+  At at(r.host);
+  Nanos left = -1;
+  for (Nanos t = us(1); t < ms(30); t += us(1))
+    at(t, [&] {
+      if (left < 0 && a.cpu != 0) left = r.k.now();
+    });
+  r.run_to(ms(30));
+  *a_cpu = a.cpu;
+  return left;
+}
+
+TEST(KernelTest, V510PushesOneOfTwoBusySiblingsToAnIdleCoreAfterFourFailedBalances) {
+  // Two busy CPUs kick the idle balancer (CPU 1, by IPI) whenever an idle CPU's balance is due:
+  // CPUs 3 and 1 balance at 4, 8, 12, 16 ms. Each time core 0 runs two tasks and core 1 none:
+  // prefer_sibling forces the balance (2 > 0 + 1), migrate_task, find_busiest_queue() takes
+  // CPU 0; its task is running and nothing cuts its capacity, so nothing moves and
+  // nr_balance_failed counts 1, 2, 3, 4. At 16 ms CPU 3's count passes cache_nice_tries + 2 = 3
+  // (the MC domain's cache_nice_tries is 1): need_active_balance() kicks CPU 0's stopper, which
+  // moves A to CPU 3 at once (zero costs). B stays on CPU 2.
+  int a_cpu = -1;
+  EXPECT_EQ(stacked_sibling_push(true, true, &a_cpu), ms(16));
+  EXPECT_EQ(a_cpu, 3);
+  // A core running one task with its sibling idle is balanced: the count never starts.
+  EXPECT_EQ(stacked_sibling_push(false, true, &a_cpu), -1);
+  EXPECT_EQ(a_cpu, 0);
+  // kernel.sched.capacity_pressure off: a lone running task is never moved.
+  EXPECT_EQ(stacked_sibling_push(true, false, &a_cpu), -1);
+  EXPECT_EQ(a_cpu, 0);
+}
+
 /// RT time then a lone CFS task on CPU 0, CPU 1 idle (kernel.sched.capacity_pressure as given):
 /// returns A's CPU at 50 ms; `cap42` gets CPU 0's capacity_of() at its 42 ms tick.
 int cpu_after_rt_pressure(bool pressure, std::int64_t* cap42, std::uint64_t* migrations, Nanos* a_exec) {
