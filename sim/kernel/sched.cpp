@@ -560,9 +560,9 @@ bool Kernel::voluntary_active_balance(const Cpu& src, const Cpu& dst) const {
 void Kernel::push_active_balance(Cpu& dst, bool newly_idle) {
   update_cpu_capacity(dst);
   Cpu* src = nullptr;
+  // voluntary_active_balance() needs check_cpu_capacity(src): only the cut CPUs of dst's LLC.
+  const CpuMask cut = capacity_cut_ & topo_.llc_mask(topo_.llc_of(dst.id));
   if (!wake_params_.v5_10) {
-    // voluntary_active_balance() needs check_cpu_capacity(src): only the cut CPUs of dst's LLC.
-    const CpuMask cut = capacity_cut_ & topo_.llc_mask(topo_.llc_of(dst.id));
     for (int i = cut.first(); i >= 0; i = cut.next(i)) {
       Cpu& s = cpu(i);
       if (nr_running_of(s) != 1 || !voluntary_active_balance(s, dst)) continue;
@@ -578,6 +578,15 @@ void Kernel::push_active_balance(Cpu& dst, bool newly_idle) {
     // frequent, pollute the failure counter"). need_active_balance(): voluntary, or
     // nr_balance_failed > cache_nice_tries + 2; the kick sets it to cache_nice_tries + 1.
     constexpr int kCacheNiceTries = 1;  // sd_init(): SD_SHARE_PKG_RESOURCES (the MC domain)
+    // A newidle balance with no failure counted can only push a voluntary candidate, and clears a
+    // count that is already 0: without a candidate in dst's LLC it changes nothing, so the group
+    // walk (most of the balancing's cost: newidle balances are the frequent ones) is skipped.
+    if (newly_idle && dst.nr_balance_failed == 0) {
+      int i = cut.first();
+      while (i >= 0 && !voluntary_active_balance(cpu(i), dst))
+        i = cut.next(i);
+      if (i < 0) return;
+    }
     src = busiest_core_queue(dst);
     if (!src) {
       dst.nr_balance_failed = 0;
