@@ -559,7 +559,7 @@ void Kernel::flush_smp_call_function_queue(Cpu& c) {
 }
 
 void Kernel::send_call_function_single_ipi(int target, std::uint64_t code) {
-  if (!wake_polling_idle(cpu(target), code)) raise_irq(target, code, host_.now() + costs_.ipi_latency_ns);
+  if (!wake_polling_idle(cpu(target), code)) send_ipi(target, code);
 }
 
 bool Kernel::wake_polling_idle(Cpu& c, std::uint64_t code) {

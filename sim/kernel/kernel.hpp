@@ -272,6 +272,9 @@ class Kernel : public EventSink, public WakeView {
   void smp_call_single_queue(int cpu, Task* task);
   /// send_call_function_single_ipi(): an IPI, or none when `cpu` idles polling its thread flags.
   void send_call_function_single_ipi(int cpu, std::uint64_t code);
+  /// The IPI itself (arch_send_call_function_single_ipi(), smp_send_reschedule()): `code` is
+  /// handled on `cpu` ipi_latency_ns from now, whatever its idle state.
+  void send_ipi(int cpu, std::uint64_t code) { raise_irq(cpu, code, host_.now() + costs_.ipi_latency_ns); }
   /// flush_smp_call_function_queue(): the async calls (RPS) first, then sched_ttwu_pending()'s
   /// wakeups in the order they were queued.
   void flush_smp_call_function_queue(Cpu& c);

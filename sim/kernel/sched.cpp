@@ -283,7 +283,7 @@ void Kernel::resched_curr(Cpu& c, int this_cpu) {
   // set_nr_and_not_polling(): a polling idle CPU sees the flag without an interrupt; otherwise
   // smp_send_reschedule(), and the target acts on it at the IPI's return.
   if (wake_polling_idle(c, irq_code(kIrqIpiResched, 0))) return;
-  raise_irq(c.id, irq_code(kIrqIpiResched, 0), host_.now() + costs_.ipi_latency_ns);
+  send_ipi(c.id, irq_code(kIrqIpiResched, 0));
 }
 
 Task* Kernel::pick_next_task(Cpu& c) {
@@ -423,7 +423,7 @@ void Kernel::nohz_balancer_kick(Cpu& c) {
     // kick with smp_send_reschedule() (kick_ilb(), v5.4-v5.7), an IPI in every idle state, and
     // scheduler_ipi() balances when got_nohz_idle_kick() finds the CPU idle without need_resched().
     if (wake_params_.v5_10)
-      raise_irq(i, irq_code(kIrqIpiNohz, 0), host_.now() + costs_.ipi_latency_ns);
+      send_ipi(i, irq_code(kIrqIpiNohz, 0));
     else
       send_call_function_single_ipi(i, irq_code(kIrqIpiNohz, 0));
     return;
